@@ -1,0 +1,9 @@
+import { ErrorDetail } from '@app/common';
+
+/** The one error body every non-2xx answer of the HTTP app has. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details: ErrorDetail[];
+  requestId?: string;
+}

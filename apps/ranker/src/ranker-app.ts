@@ -1,0 +1,34 @@
+import { ConfigService } from '@nestjs/config';
+import { NestFactory } from '@nestjs/core';
+import { loadTypedConfig } from '@app/common';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomUUID } from 'node:crypto';
+import { HttpExceptionFilter } from './http/http-exception.filter';
+import { requestValidationPipe } from './http/validation.pipe';
+import { RankerConfig } from './ranker.config';
+import { RankerModule } from './ranker.module';
+
+/** Builds the HTTP app (used by main.ts and by the e2e specs, so both run the same wiring). */
+export async function createRankerApp(): Promise<NestFastifyApplication> {
+  // The adapter exists before the module, so its one setting is read here with the same loader.
+  const env = new ConfigService();
+  const { BODY_LIMIT_BYTES } = loadTypedConfig(RankerConfig, (name) => env.get<string>(name));
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+  });
+  adapter.getInstance().addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
+    abortOnError: false,
+    bufferLogs: false,
+  });
+  // JSON is the only body the API takes; other types get 415 instead of being parsed as text.
+  app.getHttpAdapter().getInstance().removeContentTypeParser(['text/plain']);
+  app.useGlobalFilters(new HttpExceptionFilter());
+  app.useGlobalPipes(requestValidationPipe());
+  app.enableShutdownHooks();
+  return app;
+}

@@ -1,0 +1,34 @@
+/** Unit specs sit beside the code (*.spec.ts); integration (*.int-spec.ts) and end-to-end
+ * (*.e2e-spec.ts) specs live under test/. globalSetup starts Redis and Kafka when nothing
+ * answers on their ports, globalTeardown stops only what it started. */
+const aliases = ['common', 'features', 'scoring', 'pipeline'];
+const moduleNameMapper = {};
+for (const lib of aliases) {
+  moduleNameMapper[`^@app/${lib}$`] = `<rootDir>/libs/${lib}/src`;
+  moduleNameMapper[`^@app/${lib}/(.*)$`] = `<rootDir>/libs/${lib}/src/$1`;
+}
+
+module.exports = {
+  rootDir: __dirname,
+  testEnvironment: '<rootDir>/test/support/ort-test-environment.ts',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testRegex: '.*\\.(spec|int-spec|e2e-spec)\\.ts$',
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: {
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+          target: 'es2022',
+          keepClassNames: true,
+        },
+      },
+    ],
+  },
+  moduleNameMapper,
+  globalSetup: '<rootDir>/test/services/jest-global-setup.js',
+  globalTeardown: '<rootDir>/test/services/jest-global-teardown.js',
+  testTimeout: 60000,
+};

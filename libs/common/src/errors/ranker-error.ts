@@ -1,0 +1,67 @@
+/**
+ * Every error a lib throws on purpose carries a stable `code` and an HTTP-like `status`, so the
+ * edges (HTTP exception filter, Kafka DLQ writer) map it without knowing each lib's internals.
+ */
+export interface ErrorDetail {
+  /** Path of the offending field, e.g. `candidates[3].id` or `models[0].inputs.dense`. */
+  path?: string;
+  message: string;
+}
+
+export abstract class RankerError extends Error {
+  abstract readonly code: string;
+  /** Status the HTTP edge answers with; the Kafka edge uses `status < 500` to mean "caller's fault". */
+  abstract readonly status: number;
+
+  constructor(
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class RequestInvalidError extends RankerError {
+  readonly code = 'REQUEST_INVALID';
+  readonly status = 400;
+}
+
+export class SceneNotFoundError extends RankerError {
+  readonly code = 'SCENE_NOT_FOUND';
+  readonly status = 404;
+  constructor(readonly scene: string) {
+    super(`unknown scene '${scene}'`, [
+      { path: 'scene', message: `no bundle is loaded for scene '${scene}'` },
+    ]);
+  }
+}
+
+export class SceneNotReadyError extends RankerError {
+  readonly code = 'SCENE_NOT_READY';
+  readonly status = 503;
+}
+
+export class BundleInvalidError extends RankerError {
+  readonly code = 'BUNDLE_INVALID';
+  readonly status = 422;
+  constructor(
+    readonly bundleDir: string,
+    details: ErrorDetail[],
+  ) {
+    super(
+      `bundle ${bundleDir} is invalid: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`,
+      details,
+    );
+  }
+}
+
+export class ModelInputError extends RankerError {
+  readonly code = 'MODEL_INPUT_INVALID';
+  readonly status = 500;
+}
+
+export class ConfigInvalidError extends RankerError {
+  readonly code = 'CONFIG_INVALID';
+  readonly status = 500;
+}

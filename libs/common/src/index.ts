@@ -1,0 +1,2 @@
+export * from './errors/ranker-error';
+export * from './config/typed-config';

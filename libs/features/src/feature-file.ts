@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { FeatureEntity, FeatureRow, isFeatureValue } from './feature-row';
+
+export interface FeatureRecord {
+  entity: FeatureEntity;
+  id: string;
+  fields: FeatureRow;
+}
+
+/**
+ * Reads a JSON-lines feature file: one `{"entity":"user"|"item","id":"...","fields":{...}}` per
+ * line. A bad line stops loading with its line number, so a broken seed file fails at boot.
+ */
+export async function readFeatureFile(path: string): Promise<FeatureRecord[]> {
+  const text = await readFile(path, 'utf8');
+  const records: FeatureRecord[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.trim() === '') return;
+    records.push(parseFeatureLine(line, `${path}:${index + 1}`));
+  });
+  return records;
+}
+
+export function parseFeatureLine(line: string, where: string): FeatureRecord {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (error) {
+    throw new Error(`${where}: not JSON (${(error as Error).message})`, { cause: error });
+  }
+  const record = parsed as Partial<FeatureRecord>;
+  if (record === null || typeof record !== 'object') throw new Error(`${where}: not an object`);
+  if (record.entity !== 'user' && record.entity !== 'item') {
+    throw new Error(`${where}: entity must be "user" or "item"`);
+  }
+  if (typeof record.id !== 'string' || record.id === '')
+    throw new Error(`${where}: id must be a non-empty string`);
+  if (record.fields === null || typeof record.fields !== 'object' || Array.isArray(record.fields)) {
+    throw new Error(`${where}: fields must be an object`);
+  }
+  for (const [name, value] of Object.entries(record.fields)) {
+    if (!isFeatureValue(value))
+      throw new Error(`${where}: fields.${name} must be a string, finite number or boolean`);
+  }
+  return { entity: record.entity, id: record.id, fields: record.fields };
+}

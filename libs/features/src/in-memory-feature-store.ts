@@ -1,0 +1,32 @@
+import { FeatureRecord } from './feature-file';
+import { FeatureRow } from './feature-row';
+import { FeatureStore } from './feature-store.port';
+
+/** The embedded default: features held in process, seeded from a file at boot. */
+export class InMemoryFeatureStore extends FeatureStore {
+  private readonly users = new Map<string, FeatureRow>();
+  private readonly items = new Map<string, FeatureRow>();
+
+  constructor(records: Iterable<FeatureRecord> = []) {
+    super();
+    for (const record of records) this.put(record);
+  }
+
+  put(record: FeatureRecord): void {
+    (record.entity === 'user' ? this.users : this.items).set(record.id, record.fields);
+  }
+
+  get size(): { users: number; items: number } {
+    return { users: this.users.size, items: this.items.size };
+  }
+
+  async getUser(id: string): Promise<FeatureRow | undefined> {
+    return this.users.get(id);
+  }
+
+  async getItems(ids: readonly string[]): Promise<(FeatureRow | undefined)[]> {
+    const rows = new Array<FeatureRow | undefined>(ids.length);
+    for (let i = 0; i < ids.length; i++) rows[i] = this.items.get(ids[i]);
+    return rows;
+  }
+}

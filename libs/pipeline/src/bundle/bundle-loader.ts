@@ -1,0 +1,125 @@
+import { BundleInvalidError, ErrorDetail } from '@app/common';
+import { ScoringEngine } from '@app/scoring';
+import { access, readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { compileFusion } from '../fusion/fusion-compiler';
+import { Scene, SceneModel } from '../scene/scene';
+import { scoreScene } from '../scene/scene-scorer';
+import { TensorBuilder } from '../transforms/tensor-builder';
+import { BundleSpec } from './bundle-spec';
+import { parseBundleSpec } from './bundle-schema';
+import { checkModelContract } from './model-contract-check';
+import { dryRunFrame } from './dry-run-frame';
+
+export const PIPELINE_FILE = 'pipeline.yaml';
+
+/**
+ * Loads `<root>/<scene>/<version>/`: parses and validates pipeline.yaml, loads each model into the
+ * engine, checks the models against their declared inputs and outputs, and scores a dry run.
+ * Any failure unloads what was loaded and throws BundleInvalidError with the YAML path.
+ */
+export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Scene> {
+  const spec = await readSpec(dir);
+  const loaded: string[] = [];
+  try {
+    const models: SceneModel[] = [];
+    const errors: ErrorDetail[] = [];
+    for (const model of spec.models) {
+      const id = `${spec.scene}/${spec.version}/${model.name}`;
+      const file = join(dir, model.file);
+      try {
+        await access(file);
+      } catch {
+        errors.push({
+          path: `models.${model.name}.file`,
+          message: `${model.file} not found in ${dir}`,
+        });
+        continue;
+      }
+      let metadata;
+      try {
+        metadata = await engine.load({ id, file, intraOpThreads: model.intraOpThreads });
+        loaded.push(id);
+      } catch (error) {
+        errors.push({
+          path: `models.${model.name}.file`,
+          message: `cannot load ${model.file}: ${(error as Error).message}`,
+        });
+        continue;
+      }
+      errors.push(...checkModelContract(model, metadata));
+      models.push({
+        name: model.name,
+        id,
+        tensors: new TensorBuilder(model.inputs, spec.features),
+        outputs: model.outputs,
+      });
+    }
+    if (errors.length > 0) throw new BundleInvalidError(dir, errors);
+    const scene: Scene = { spec, dir, models, fusion: compileFusion(spec.fusion) };
+    await dryRun(scene, engine);
+    return scene;
+  } catch (error) {
+    await Promise.all(loaded.map((id) => engine.unload(id).catch(() => undefined)));
+    throw error;
+  }
+}
+
+async function readSpec(dir: string): Promise<BundleSpec> {
+  const file = join(dir, PIPELINE_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new BundleInvalidError(dir, [{ path: PIPELINE_FILE, message: 'not found' }]);
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new BundleInvalidError(
+      dir,
+      doc.errors.map((e) => ({
+        path: `${PIPELINE_FILE}:${(e.linePos?.[0].line ?? 0) || '?'}`,
+        message: e.message,
+      })),
+    );
+  }
+  const spec = parseBundleSpec(doc.toJS(), dir);
+  const errors: ErrorDetail[] = [];
+  if (spec.version !== basename(dir))
+    errors.push({
+      path: 'version',
+      message: `'${spec.version}' differs from its folder '${basename(dir)}'`,
+    });
+  if (spec.scene !== basename(dirname(dir)))
+    errors.push({
+      path: 'scene',
+      message: `'${spec.scene}' differs from its folder '${basename(dirname(dir))}'`,
+    });
+  if (errors.length > 0) throw new BundleInvalidError(dir, errors);
+  return spec;
+}
+
+/** Scores a few synthetic candidates built from the declared defaults; any NaN/Inf fails the bundle. */
+async function dryRun(scene: Scene, engine: ScoringEngine): Promise<void> {
+  let result;
+  try {
+    result = await scoreScene(scene, engine, dryRunFrame());
+  } catch (error) {
+    throw new BundleInvalidError(scene.dir, [
+      { path: 'models', message: `dry run failed: ${(error as Error).message}` },
+    ]);
+  }
+  for (const [name, values] of Object.entries(result.outputs)) {
+    if (values.some((v) => !Number.isFinite(v))) {
+      throw new BundleInvalidError(scene.dir, [
+        { path: `models.${name.split('.')[0]}`, message: `dry run produced NaN/Inf in ${name}` },
+      ]);
+    }
+  }
+  if (result.scores.some((v) => !Number.isFinite(v))) {
+    throw new BundleInvalidError(scene.dir, [
+      { path: 'fusion', message: 'dry run produced a NaN/Inf score' },
+    ]);
+  }
+}

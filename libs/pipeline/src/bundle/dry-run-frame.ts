@@ -1,0 +1,15 @@
+import { FeatureFrame } from '../transforms/feature-frame';
+
+const DRY_RUN_ROWS = 8;
+
+/** A request with every feature at its declared default, for validating a bundle before traffic. */
+export function dryRunFrame(): FeatureFrame {
+  const itemIds = Array.from({ length: DRY_RUN_ROWS }, (_, i) => `dry-run-${i}`);
+  return {
+    user: { id: 'dry-run-user' },
+    context: {},
+    itemIds,
+    itemRequest: itemIds.map(() => undefined),
+    itemStored: itemIds.map(() => undefined),
+  };
+}

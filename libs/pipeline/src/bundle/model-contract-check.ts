@@ -1,0 +1,74 @@
+import { ErrorDetail } from '@app/common';
+import { ModelMetadata } from '@app/scoring';
+import { ModelSpec } from './bundle-spec';
+
+/**
+ * Compares what a bundle declares for a model with what the ONNX file itself says: input names,
+ * dtypes, column counts, outputs of width 1. Errors carry the pipeline.yaml path.
+ */
+export function checkModelContract(model: ModelSpec, metadata: ModelMetadata): ErrorDetail[] {
+  const errors: ErrorDetail[] = [];
+  const path = `models.${model.name}`;
+  for (const declared of model.inputs) {
+    const actual = metadata.inputs.find((i) => i.name === declared.name);
+    const at = `${path}.inputs.${declared.name}`;
+    if (!actual) {
+      errors.push({
+        path: at,
+        message: `model has no input '${declared.name}' (inputs: ${names(metadata.inputs)})`,
+      });
+      continue;
+    }
+    if (actual.dtype !== declared.dtype) {
+      errors.push({
+        path: `${at}.dtype`,
+        message: `model input is ${actual.dtype}, bundle declares ${declared.dtype}`,
+      });
+    }
+    if (actual.shape.length !== 2) {
+      errors.push({
+        path: at,
+        message: `model input has shape [${actual.shape.join(', ')}]; expected [batch, columns]`,
+      });
+    } else if (
+      typeof actual.shape[1] === 'number' &&
+      actual.shape[1] >= 0 &&
+      actual.shape[1] !== declared.columns.length
+    ) {
+      errors.push({
+        path: `${at}.columns`,
+        message: `${declared.columns.length} columns declared, model expects ${actual.shape[1]}`,
+      });
+    }
+  }
+  for (const actual of metadata.inputs) {
+    if (!model.inputs.some((i) => i.name === actual.name)) {
+      errors.push({
+        path: `${path}.inputs`,
+        message: `model input '${actual.name}' is not declared`,
+      });
+    }
+  }
+  model.outputs.forEach((output, index) => {
+    const actual = metadata.outputs.find((o) => o.name === output);
+    const at = `${path}.outputs[${index}]`;
+    if (!actual) {
+      errors.push({
+        path: at,
+        message: `model has no output '${output}' (outputs: ${names(metadata.outputs)})`,
+      });
+    } else if (actual.dtype !== 'float32') {
+      errors.push({ path: at, message: `output is ${actual.dtype}; scores must be float32` });
+    } else if (actual.shape.length > 2 || (actual.shape.length === 2 && actual.shape[1] !== 1)) {
+      errors.push({
+        path: at,
+        message: `output shape [${actual.shape.join(', ')}] is not one score per row`,
+      });
+    }
+  });
+  return errors;
+}
+
+function names(specs: { name: string }[]): string {
+  return specs.map((s) => s.name).join(', ');
+}

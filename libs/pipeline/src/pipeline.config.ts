@@ -1,0 +1,13 @@
+import { IsInt, IsNotEmpty, Max, Min } from 'class-validator';
+
+export class PipelineConfig {
+  /** Folder of bundles: `<BUNDLES_DIR>/<scene>/<version>/pipeline.yaml`. */
+  @IsNotEmpty()
+  BUNDLES_DIR = 'models';
+
+  /** Requests with more candidates are refused with 400. */
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  RANK_MAX_CANDIDATES = 5000;
+}

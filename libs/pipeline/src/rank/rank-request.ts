@@ -1,0 +1,22 @@
+import { FeatureRow } from '@app/features';
+
+/** A rank call as both edges (HTTP, Kafka) hand it to the pipeline after shape validation. */
+export interface RankRequest {
+  user: { id: string; features?: FeatureRow };
+  context?: FeatureRow;
+  candidates: readonly { id: string; features?: FeatureRow }[];
+  /** How many items to return; defaults to the bundle's postprocess.topK. */
+  topK?: number;
+  requestId?: string;
+}
+
+export interface RankedItem {
+  id: string;
+  score: number;
+}
+
+export interface RankResult {
+  scene: string;
+  version: string;
+  items: RankedItem[];
+}
