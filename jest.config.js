@@ -14,8 +14,11 @@ module.exports = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   testRegex: '.*\\.(spec|int-spec|e2e-spec)\\.ts$',
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // NestJS 12 ships ES modules only; Jest on Node 20 cannot require() them, so swc compiles
+  // @nestjs/* to CommonJS like our own sources.
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   transform: {
-    '^.+\\.ts$': [
+    '^.+\\.(ts|js|mjs)$': [
       '@swc/jest',
       {
         jsc: {

@@ -1,5 +1,6 @@
 import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
+import type { LogLevel } from '@nestjs/common';
 import { loadTypedConfig } from '@app/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
@@ -9,7 +10,9 @@ import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
 
 /** Builds the HTTP app (used by main.ts and by the e2e specs, so both run the same wiring). */
-export async function createRankerApp(): Promise<NestFastifyApplication> {
+export async function createRankerApp(
+  logger?: false | LogLevel[],
+): Promise<NestFastifyApplication> {
   // The adapter exists before the module, so its one setting is read here with the same loader.
   const env = new ConfigService();
   const { BODY_LIMIT_BYTES } = loadTypedConfig(RankerConfig, (name) => env.get<string>(name));
@@ -23,7 +26,7 @@ export async function createRankerApp(): Promise<NestFastifyApplication> {
   });
   const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
     abortOnError: false,
-    bufferLogs: false,
+    ...(logger === undefined ? {} : { logger }),
   });
   // JSON is the only body the API takes; other types get 415 instead of being parsed as text.
   app.getHttpAdapter().getInstance().removeContentTypeParser(['text/plain']);

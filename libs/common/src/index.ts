@@ -1,2 +1,3 @@
 export * from './errors/ranker-error';
 export * from './config/typed-config';
+export * from './config/kafka.config';

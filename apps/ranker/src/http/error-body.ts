@@ -6,4 +6,6 @@ export interface ErrorBody {
   message: string;
   details: ErrorDetail[];
   requestId?: string;
+  /** A framework's own body where it has one, e.g. the terminus report of a failed health check. */
+  info?: unknown;
 }

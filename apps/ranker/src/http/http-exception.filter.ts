@@ -31,7 +31,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const [status, body] = toErrorBody(exception);
     body.requestId = request.id;
-    if (status >= 500) {
+    if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(
         `${request.method} ${request.url} requestId=${request.id}: ${(exception as Error)?.stack ?? exception}`,
       );
@@ -81,7 +81,8 @@ export function toErrorBody(exception: unknown): [number, ErrorBody] {
         },
       ];
     }
-    return [status, { code: httpCode(status), message: exception.message, details: [] }];
+    const info = typeof response === 'object' ? { info: response } : {};
+    return [status, { code: httpCode(status), message: exception.message, details: [], ...info }];
   }
   return [500, { code: 'INTERNAL', message: 'internal error', details: [] }];
 }

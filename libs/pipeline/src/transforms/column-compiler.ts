@@ -86,7 +86,7 @@ function declaredDefault(ref: FeatureRef, features: BundleSpec['features']): Fea
     : features[ref.source][ref.name].default;
 }
 
-/** A value of another type than declared counts as missing: the declared default is used. */
+/** Numbers, numeric strings and booleans (1/0) are numbers; anything else takes the declared default. */
 function numberGetter(ref: FeatureRef, features: BundleSpec['features']) {
   const raw = rawGetter(ref);
   const fallback = Number(declaredDefault(ref, features)) || 0;

@@ -1,0 +1,56 @@
+import { InMemoryFeatureStore } from './in-memory-feature-store';
+
+describe('InMemoryFeatureStore', () => {
+  const store = new InMemoryFeatureStore([
+    { entity: 'user', id: 'u1', fields: { age: 25 } },
+    { entity: 'item', id: 'i1', fields: { price: 1 } },
+    { entity: 'item', id: 'i2', fields: { price: 2 } },
+    { entity: 'item', id: 'i3', fields: { price: 3 } },
+    { entity: 'item', id: 'u1', fields: { price: 99 } },
+  ]);
+
+  it('returns items in the order of the ids asked for', async () => {
+    expect(await store.getItems(['i3', 'i1', 'i2'])).toEqual([
+      { price: 3 },
+      { price: 1 },
+      { price: 2 },
+    ]);
+  });
+
+  it('returns undefined in place of unknown ids, keeping positions', async () => {
+    expect(await store.getItems(['nope', 'i2', 'also-nope', 'i1'])).toEqual([
+      undefined,
+      { price: 2 },
+      undefined,
+      { price: 1 },
+    ]);
+  });
+
+  it('answers a repeated id at every position', async () => {
+    expect(await store.getItems(['i1', 'i1'])).toEqual([{ price: 1 }, { price: 1 }]);
+  });
+
+  it('answers an empty list with an empty list', async () => {
+    expect(await store.getItems([])).toEqual([]);
+  });
+
+  it('returns a user by id and undefined for an unknown user', async () => {
+    expect(await store.getUser('u1')).toEqual({ age: 25 });
+    expect(await store.getUser('u2')).toBeUndefined();
+  });
+
+  it('keeps users and items apart even with the same id', async () => {
+    expect(await store.getUser('u1')).toEqual({ age: 25 });
+    expect(await store.getItems(['u1'])).toEqual([{ price: 99 }]);
+    expect(await store.getUser('i1')).toBeUndefined();
+    expect(store.size).toEqual({ users: 1, items: 4 });
+  });
+
+  it('replaces a record put again with the same id', async () => {
+    const s = new InMemoryFeatureStore();
+    s.put({ entity: 'item', id: 'i1', fields: { price: 1 } });
+    s.put({ entity: 'item', id: 'i1', fields: { price: 2 } });
+    expect(await s.getItems(['i1'])).toEqual([{ price: 2 }]);
+    expect(s.size).toEqual({ users: 0, items: 1 });
+  });
+});

@@ -1,0 +1,159 @@
+import { BundleSpec, ModelInputSpec } from '../bundle/bundle-spec';
+import { compileColumn } from './column-compiler';
+import { FeatureFrame } from './feature-frame';
+import { fnv1a32 } from './feature-hash';
+import { TensorBuilder } from './tensor-builder';
+
+const features: BundleSpec['features'] = {
+  user: { age: { type: 'number', default: 30 } },
+  item: { price: { type: 'number', default: 0 }, category: { type: 'string', default: '' } },
+  context: { device: { type: 'string', default: 'web' } },
+};
+
+const MAX_BUCKETS = 2 ** 31 - 1;
+
+const inputs: ModelInputSpec[] = [
+  {
+    name: 'sparse_ids',
+    dtype: 'int64',
+    columns: [
+      { op: 'hash', feature: { source: 'item', name: 'id' }, buckets: MAX_BUCKETS },
+      { op: 'bucketize', feature: { source: 'user', name: 'age' }, boundaries: [18, 30, 50] },
+      { op: 'hash', feature: { source: 'context', name: 'device' }, buckets: MAX_BUCKETS },
+      {
+        op: 'cross',
+        features: [
+          { source: 'user', name: 'id' },
+          { source: 'item', name: 'category' },
+        ],
+        buckets: 1000,
+      },
+    ],
+  },
+  {
+    name: 'dense',
+    dtype: 'float32',
+    columns: [
+      { op: 'standardize', feature: { source: 'user', name: 'age' }, mean: 35, std: 3 },
+      { op: 'log1p', feature: { source: 'item', name: 'price' } },
+      { op: 'bucketize', feature: { source: 'item', name: 'price' }, boundaries: [5, 20] },
+    ],
+  },
+];
+
+const ids = ['item-a', 'item-b', 'item-c'];
+const frame: FeatureFrame = {
+  user: { id: 'u1', age: 42 },
+  context: { device: 'ios' },
+  itemIds: ids,
+  itemRequest: [{ price: 3 }, undefined, undefined],
+  itemStored: [{ category: 'toys' }, { price: 25, category: 'books' }, undefined],
+};
+
+/** Expected value of column `c` of `input` at `row`, straight from compileColumn. */
+const cell = (input: ModelInputSpec, c: number, row: number) =>
+  compileColumn(input.columns[c], features).compute(frame, row);
+
+describe('TensorBuilder', () => {
+  const feeds = new TensorBuilder(inputs, features).build(frame);
+
+  it('builds one feed per input, named as declared', () => {
+    expect(Object.keys(feeds)).toEqual(['sparse_ids', 'dense']);
+  });
+
+  it('builds an int64 tensor of [rows, columns] in a BigInt64Array', () => {
+    const t = feeds.sparse_ids;
+    expect(t.dtype).toBe('int64');
+    expect(t.dims).toEqual([3, 4]);
+    expect(t.data).toBeInstanceOf(BigInt64Array);
+    expect(t.data).toHaveLength(12);
+  });
+
+  it('builds a float32 tensor of [rows, columns] in a Float32Array', () => {
+    const t = feeds.dense;
+    expect(t.dtype).toBe('float32');
+    expect(t.dims).toEqual([3, 3]);
+    expect(t.data).toBeInstanceOf(Float32Array);
+    expect(t.data).toHaveLength(9);
+  });
+
+  it('writes int64 values row-major that read back as the right BigInts', () => {
+    const data = feeds.sparse_ids.data as BigInt64Array;
+    const [sparse] = inputs;
+    for (let row = 0; row < 3; row++) {
+      for (let c = 0; c < 4; c++) {
+        expect(data[row * 4 + c]).toBe(BigInt(cell(sparse, c, row)));
+      }
+    }
+    expect(data[0]).toBe(BigInt(fnv1a32('item-a') % MAX_BUCKETS));
+    expect(data[4]).toBe(BigInt(fnv1a32('item-b') % MAX_BUCKETS));
+  });
+
+  it('keeps int64 values non-negative and exact in the top half of the 31-bit range', () => {
+    const data = feeds.sparse_ids.data as BigInt64Array;
+    for (const v of data) {
+      expect(v).toBeGreaterThanOrEqual(0n);
+      expect(v).toBeLessThan(BigInt(MAX_BUCKETS));
+    }
+    // A long run of item ids so that some hashes land in the top half of the 31-bit range.
+    const many = Array.from({ length: 64 }, (_, i) => `item-${i}`);
+    const big = new TensorBuilder([inputs[0]], features).build({
+      ...frame,
+      itemIds: many,
+      itemRequest: many.map(() => undefined),
+      itemStored: many.map(() => undefined),
+    }).sparse_ids.data as BigInt64Array;
+    const firstColumn = many.map((_, row) => big[row * 4]);
+    expect(firstColumn).toEqual(many.map((id) => BigInt(fnv1a32(id) % MAX_BUCKETS)));
+    expect(firstColumn.some((v) => v >= 2n ** 30n)).toBe(true);
+  });
+
+  it('writes float32 values row-major', () => {
+    const data = feeds.dense.data as Float32Array;
+    const [, dense] = inputs;
+    for (let row = 0; row < 3; row++) {
+      for (let c = 0; c < 3; c++) {
+        expect(data[row * 3 + c]).toBe(Math.fround(cell(dense, c, row)));
+      }
+    }
+    expect(Array.from(data.filter((_, i) => i % 3 === 2))).toEqual([0, 2, 0]); // prices 3, 25, 0
+  });
+
+  it('tiles user and context columns down every row', () => {
+    const sparse = feeds.sparse_ids.data as BigInt64Array;
+    const dense = feeds.dense.data as Float32Array;
+    for (let row = 0; row < 3; row++) {
+      expect(sparse[row * 4 + 1]).toBe(2n); // age 42 in [30, 50)
+      expect(sparse[row * 4 + 2]).toBe(BigInt(fnv1a32('ios') % MAX_BUCKETS));
+      expect(dense[row * 3]).toBe(Math.fround((42 - 35) / 3));
+    }
+  });
+
+  it('computes item columns per row', () => {
+    const sparse = feeds.sparse_ids.data as BigInt64Array;
+    const crosses = [0, 1, 2].map((row) => sparse[row * 4 + 3]);
+    expect(new Set(crosses).size).toBeGreaterThan(1);
+  });
+
+  it('builds empty tensors for a request without candidates', () => {
+    const empty = new TensorBuilder(inputs, features).build({
+      ...frame,
+      itemIds: [],
+      itemRequest: [],
+      itemStored: [],
+    });
+    expect(empty.sparse_ids.dims).toEqual([0, 4]);
+    expect(empty.sparse_ids.data).toHaveLength(0);
+    expect(empty.dense.dims).toEqual([0, 3]);
+    expect(empty.dense.data).toHaveLength(0);
+  });
+
+  it('builds fresh arrays on every call', () => {
+    const builder = new TensorBuilder(inputs, features);
+    const a = builder.build(frame);
+    const b = builder.build(frame);
+    expect(a.dense.data).not.toBe(b.dense.data);
+    expect(a.dense.data).toEqual(b.dense.data);
+    expect(a.sparse_ids.data).toEqual(b.sparse_ids.data);
+  });
+});
