@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
-import { typedConfigProvider } from '@app/common';
+import { MetricsModule, typedConfigProvider } from '@app/common';
 import { PipelineModule } from '@app/pipeline';
 import { HealthController } from './health/health.controller';
+import { MetricsController } from './metrics/metrics.controller';
 import { RankController } from './rank/rank.controller';
 import { RankerConfig } from './ranker.config';
 
@@ -11,9 +12,10 @@ import { RankerConfig } from './ranker.config';
   imports: [
     ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true }),
     TerminusModule,
+    MetricsModule,
     PipelineModule,
   ],
-  controllers: [RankController, HealthController],
+  controllers: [RankController, HealthController, MetricsController],
   providers: [typedConfigProvider(RankerConfig)],
 })
 export class RankerModule {}

@@ -1,10 +1,15 @@
+import { ModelLoadOptions } from './model-options';
 import { InputFeeds, ModelMetadata, OutputTensors } from './tensor-types';
 
-export interface ModelLoadOptions {
-  /** Stable id of this model version, e.g. `feed/v1/ctr`. */
-  id: string;
-  file: string;
-  intraOpThreads?: number;
+export interface ScoreOptions {
+  /** performance.now() time after which rows not yet scored are dropped with DeadlineExceededError. */
+  deadline?: number;
+}
+
+export interface LoadedModelInfo {
+  metadata: ModelMetadata;
+  /** Execution provider the instances run on. */
+  provider: string;
 }
 
 /**
@@ -12,9 +17,13 @@ export interface ModelLoadOptions {
  * inference runs (threads, batching, providers) is the engine's business.
  */
 export abstract class ScoringEngine {
-  abstract load(options: ModelLoadOptions): Promise<ModelMetadata>;
+  abstract load(options: ModelLoadOptions): Promise<LoadedModelInfo>;
 
-  abstract score(modelId: string, feeds: InputFeeds): Promise<OutputTensors>;
+  abstract score(
+    modelId: string,
+    feeds: InputFeeds,
+    options?: ScoreOptions,
+  ): Promise<OutputTensors>;
 
   abstract unload(modelId: string): Promise<void>;
 }

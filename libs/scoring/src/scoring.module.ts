@@ -1,9 +1,17 @@
 import { Module } from '@nestjs/common';
-import { InlineScoringEngine } from './inline-scoring-engine';
+import { typedConfigProvider } from '@app/common';
 import { ScoringEngine } from './scoring-engine.port';
+import { ScoringConfig } from './scoring.config';
+import { ScoringMetrics } from './scoring.metrics';
+import { WorkerScoringEngine } from './worker-scoring-engine';
 
 @Module({
-  providers: [{ provide: ScoringEngine, useClass: InlineScoringEngine }],
-  exports: [ScoringEngine],
+  providers: [
+    typedConfigProvider(ScoringConfig),
+    ScoringMetrics,
+    WorkerScoringEngine,
+    { provide: ScoringEngine, useExisting: WorkerScoringEngine },
+  ],
+  exports: [ScoringEngine, WorkerScoringEngine],
 })
 export class ScoringModule {}

@@ -65,3 +65,33 @@ export class ConfigInvalidError extends RankerError {
   readonly code = 'CONFIG_INVALID';
   readonly status = 500;
 }
+
+/** The scoring queue is full; callers should back off (HTTP 503 with Retry-After). */
+export class OverloadedError extends RankerError {
+  readonly code = 'OVERLOADED';
+  readonly status = 503;
+}
+
+/** The request's deadline passed before its rows were scored; they were dropped unscored. */
+export class DeadlineExceededError extends RankerError {
+  readonly code = 'DEADLINE_EXCEEDED';
+  readonly status = 504;
+}
+
+/** A model worker thread died with rows in flight; those rows failed, the worker is replaced. */
+export class WorkerCrashedError extends RankerError {
+  readonly code = 'WORKER_CRASHED';
+  readonly status = 503;
+}
+
+/** None of the execution providers a model asks for is available on this machine. */
+export class ExecutionProviderUnavailableError extends RankerError {
+  readonly code = 'EXECUTION_PROVIDER_UNAVAILABLE';
+  readonly status = 500;
+}
+
+/** The model file could not be loaded (not ONNX, unreadable, unsupported operators). */
+export class ModelLoadError extends RankerError {
+  readonly code = 'MODEL_LOAD_FAILED';
+  readonly status = 500;
+}

@@ -1,5 +1,5 @@
-import { BundleInvalidError, ErrorDetail } from '@app/common';
-import { ScoringEngine } from '@app/scoring';
+import { BundleInvalidError, ErrorDetail, ExecutionProviderUnavailableError } from '@app/common';
+import { ModelLoadOptions, ScoringEngine } from '@app/scoring';
 import { access, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -7,7 +7,7 @@ import { compileFusion } from '../fusion/fusion-compiler';
 import { Scene, SceneModel } from '../scene/scene';
 import { scoreScene } from '../scene/scene-scorer';
 import { TensorBuilder } from '../transforms/tensor-builder';
-import { BundleSpec } from './bundle-spec';
+import { BundleSpec, ModelSpec } from './bundle-spec';
 import { parseBundleSpec } from './bundle-schema';
 import { checkModelContract } from './model-contract-check';
 import { dryRunFrame } from './dry-run-frame';
@@ -26,8 +26,8 @@ export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Sc
     const models: SceneModel[] = [];
     const errors: ErrorDetail[] = [];
     for (const model of spec.models) {
-      const id = `${spec.scene}/${spec.version}/${model.name}`;
       const file = join(dir, model.file);
+      const options = loadOptions(spec, model, file);
       try {
         await access(file);
       } catch {
@@ -39,11 +39,13 @@ export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Sc
       }
       let metadata;
       try {
-        metadata = await engine.load({ id, file, intraOpThreads: model.intraOpThreads });
-        loaded.push(id);
+        ({ metadata } = await engine.load(options));
+        loaded.push(options.id);
       } catch (error) {
+        const key =
+          error instanceof ExecutionProviderUnavailableError ? 'executionProviders' : 'file';
         errors.push({
-          path: `models.${model.name}.file`,
+          path: `models.${model.name}.${key}`,
           message: `cannot load ${model.file}: ${(error as Error).message}`,
         });
         continue;
@@ -51,7 +53,7 @@ export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Sc
       errors.push(...checkModelContract(model, metadata));
       models.push({
         name: model.name,
-        id,
+        id: options.id,
         tensors: new TensorBuilder(model.inputs, spec.features),
         outputs: model.outputs,
       });
@@ -64,6 +66,22 @@ export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Sc
     await Promise.all(loaded.map((id) => engine.unload(id).catch(() => undefined)));
     throw error;
   }
+}
+
+function loadOptions(spec: BundleSpec, model: ModelSpec, file: string): ModelLoadOptions {
+  return {
+    id: `${spec.scene}/${spec.version}/${model.name}`,
+    file,
+    labels: { model: `${spec.scene}/${model.name}`, version: spec.version },
+    instances: model.instances,
+    session: {
+      intraOpThreads: model.intraOpThreads,
+      ...(model.graphOptimizationLevel && { graphOptimizationLevel: model.graphOptimizationLevel }),
+      ...(model.executionProviders && { executionProviders: model.executionProviders }),
+    },
+    batching: model.batching,
+    warmup: model.warmup,
+  };
 }
 
 async function readSpec(dir: string): Promise<BundleSpec> {

@@ -9,6 +9,7 @@ import {
   ModelInputSpec,
   ModelSpec,
 } from './bundle-spec';
+import { MODEL_RUNTIME_KEYS, readModelRuntime } from './model-runtime-schema';
 import { join, SpecReader } from './spec-reader';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -113,7 +114,7 @@ function readModels(r: SpecReader, value: unknown, features: BundleSpec['feature
   for (const [name, modelValue] of Object.entries(root)) {
     const path = `models.${name}`;
     if (!NAME.test(name)) r.fail(path, `model name must match ${NAME}`);
-    const obj = r.object(modelValue, path, ['file', 'inputs', 'outputs', 'intraOpThreads']);
+    const obj = r.object(modelValue, path, ['file', 'inputs', 'outputs', ...MODEL_RUNTIME_KEYS]);
     if (!obj) continue;
     const file = r.string(obj.file, `${path}.file`, /^[^/\\]+\.onnx$/) ?? '';
     const inputsObj = r.object(obj.inputs, `${path}.inputs`) ?? {};
@@ -125,15 +126,7 @@ function readModels(r: SpecReader, value: unknown, features: BundleSpec['feature
     const outputs = (r.array(obj.outputs, `${path}.outputs`, { min: 1 }) ?? []).map(
       (o, i) => r.string(o, `${path}.outputs[${i}]`, NAME) ?? '',
     );
-    const intraOpThreads =
-      obj.intraOpThreads === undefined
-        ? 1
-        : (r.number(obj.intraOpThreads, `${path}.intraOpThreads`, {
-            min: 1,
-            max: 64,
-            integer: true,
-          }) ?? 1);
-    models.push({ name, file, inputs, outputs, intraOpThreads });
+    models.push({ name, file, inputs, outputs, ...readModelRuntime(r, obj, path) });
   }
   return models;
 }

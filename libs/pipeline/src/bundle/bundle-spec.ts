@@ -1,4 +1,10 @@
 /** The typed form of a bundle's pipeline.yaml, produced only by `parseBundleSpec`. */
+import {
+  BatchingOptions,
+  ExecutionProvider,
+  GraphOptimizationLevel,
+  WarmupOptions,
+} from '@app/scoring';
 
 export type FeatureSource = 'user' | 'item' | 'context';
 export type FeatureType = 'number' | 'string';
@@ -30,12 +36,21 @@ export interface ModelInputSpec {
   columns: ColumnSpec[];
 }
 
-export interface ModelSpec {
+/** How a model runs; what is absent takes the engine's defaults. */
+export interface ModelRuntimeSpec {
+  instances?: number;
+  intraOpThreads: number;
+  graphOptimizationLevel?: GraphOptimizationLevel;
+  executionProviders?: ExecutionProvider[];
+  batching?: Partial<BatchingOptions>;
+  warmup?: Partial<WarmupOptions>;
+}
+
+export interface ModelSpec extends ModelRuntimeSpec {
   name: string;
   file: string;
   inputs: ModelInputSpec[];
   outputs: string[];
-  intraOpThreads: number;
 }
 
 export interface BundleSpec {

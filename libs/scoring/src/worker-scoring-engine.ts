@@ -1,0 +1,126 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
+import { DynamicBatcher } from './batching/dynamic-batcher';
+import { CoreBudget } from './batching/core-budget';
+import { checkFeeds } from './model-input-check';
+import { ModelLoadOptions, resolveModelOptions } from './model-options';
+import { LoadedModelInfo, ScoreOptions, ScoringEngine } from './scoring-engine.port';
+import { ScoringConfig } from './scoring.config';
+import { ScoringMetrics } from './scoring.metrics';
+import { InputFeeds, ModelMetadata, OutputTensors } from './tensor-types';
+import { InstancePool } from './worker/instance-pool';
+
+interface LoadedModel {
+  pool: InstancePool;
+  batcher: DynamicBatcher;
+  metadata: ModelMetadata;
+}
+
+/**
+ * The service's engine: every model runs in worker threads (one onnxruntime session each) fed
+ * by its own dynamic batcher; the event-loop thread only assembles tensors and moves buffers.
+ */
+@Injectable()
+export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestroy {
+  private readonly logger = new Logger(WorkerScoringEngine.name);
+  private readonly models = new Map<string, LoadedModel>();
+  private readonly budget: CoreBudget;
+
+  constructor(
+    private readonly config: ScoringConfig,
+    @Optional() @Inject(ScoringMetrics) private readonly metrics?: ScoringMetrics,
+  ) {
+    super();
+    this.budget = new CoreBudget(config.SCORING_MAX_CONCURRENT_BATCHES);
+  }
+
+  async load(options: ModelLoadOptions): Promise<LoadedModelInfo> {
+    const full = resolveModelOptions(options, this.config.SCORING_DEFAULT_INSTANCES);
+    const labels = full.labels;
+    const pool = new InstancePool(
+      full,
+      () => batcher.pump(),
+      () => this.metrics?.workerRestarts.inc(labels),
+    );
+    const batcher = new DynamicBatcher(options.id, full.batching, pool, this.budget, this.events(labels));
+    let started;
+    try {
+      started = await pool.start();
+    } catch (error) {
+      await batcher.close();
+      throw error;
+    }
+    const { metadata, provider } = started;
+    const previous = this.models.get(options.id);
+    this.models.set(options.id, { pool, batcher, metadata });
+    if (previous) await this.close(previous);
+    return { metadata, provider };
+  }
+
+  score(modelId: string, feeds: InputFeeds, options: ScoreOptions = {}): Promise<OutputTensors> {
+    const model = this.models.get(modelId);
+    if (!model) return Promise.reject(new Error(`model ${modelId} is not loaded`));
+    try {
+      checkFeeds(modelId, model.metadata, feeds);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const rows = Object.values(feeds)[0]?.dims[0] ?? 0;
+    return model.batcher.submit(feeds, rows, options.deadline);
+  }
+
+  async unload(modelId: string): Promise<void> {
+    const model = this.models.get(modelId);
+    if (!model) return;
+    this.models.delete(modelId);
+    await this.close(model);
+  }
+
+  /** For tests and diagnostics. */
+  pool(modelId: string): InstancePool | undefined {
+    return this.models.get(modelId)?.pool;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.models.keys()].map((id) => this.unload(id)));
+  }
+
+  private async close(model: LoadedModel): Promise<void> {
+    await model.batcher.close();
+    await model.pool.close();
+  }
+
+  private events(labels: { model: string; version: string }) {
+    const m = this.metrics;
+    return {
+      dispatched: (rows: number, queueMs: number[]) => {
+        m?.batchRows.observe(labels, rows);
+        for (const ms of queueMs) m?.queueMs.observe(labels, ms);
+      },
+      completed: (
+        rows: number,
+        computeMs: number,
+        outputs: Record<string, { buffer: ArrayBuffer }>,
+      ) => {
+        m?.computeMs.observe(labels, computeMs);
+        m?.rowsScored.inc(labels, rows);
+        for (const [output, { buffer }] of Object.entries(outputs)) {
+          const bad = countNonFinite(new Float32Array(buffer));
+          if (bad > 0) {
+            m?.nonFinite.inc({ ...labels, output }, bad);
+            this.logger.warn(
+              `model ${labels.model} ${labels.version}: ${bad} NaN/Inf values in output ${output}`,
+            );
+          }
+        }
+      },
+      rejected: (reason: string, requests: number) =>
+        m?.rejections.inc({ ...labels, reason }, requests),
+    };
+  }
+}
+
+function countNonFinite(values: Float32Array): number {
+  let bad = 0;
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i])) bad++;
+  return bad;
+}

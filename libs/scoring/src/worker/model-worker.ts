@@ -1,0 +1,130 @@
+/**
+ * Entry point of a model worker thread: one onnxruntime session per worker. onnxruntime-node's
+ * run() executes synchronously on the thread that calls it, so inference lives here and never
+ * on the event-loop thread. Imports stay relative (no @app aliases): this file is loaded by a
+ * bare Worker.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { readModelMetadata } from '../onnx-metadata';
+import { ModelMetadata } from '../tensor-types';
+import { FromWorker, ToWorker, WireTensor, WorkerInit } from './worker-protocol';
+
+const init = workerData as WorkerInit;
+const port = parentPort!;
+const post = (message: FromWorker, transfer: ArrayBuffer[] = []) =>
+  port.postMessage(message, transfer);
+
+async function createSession(): Promise<{
+  session: InferenceSession;
+  provider: string;
+  skipped: string[];
+}> {
+  const skipped: string[] = [];
+  let lastError: unknown;
+  for (const provider of init.session.executionProviders) {
+    try {
+      const session = await InferenceSession.create(init.file, {
+        executionProviders: [provider],
+        intraOpNumThreads: init.session.intraOpThreads,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        graphOptimizationLevel: init.session.graphOptimizationLevel,
+      });
+      return { session, provider, skipped };
+    } catch (error) {
+      lastError = error;
+      const message = (error as Error).message;
+      // A file that is not a model fails the same way on every provider: stop at the first.
+      if (/^Load model from/.test(message)) {
+        throw Object.assign(new Error(message), { code: 'MODEL_LOAD_FAILED' });
+      }
+      skipped.push(`${provider}: ${message.split('\n')[0]}`);
+    }
+  }
+  throw Object.assign(
+    new Error(
+      `no execution provider of [${init.session.executionProviders.join(', ')}] is available (${skipped.join('; ')})`,
+    ),
+    { code: 'EXECUTION_PROVIDER_UNAVAILABLE', cause: lastError },
+  );
+}
+
+function zeroFeeds(metadata: ModelMetadata, rows: number): Record<string, Tensor> {
+  const feeds: Record<string, Tensor> = {};
+  for (const input of metadata.inputs) {
+    const dims = input.shape.map((d, i) =>
+      typeof d === 'number' && d >= 0 ? d : i === 0 ? rows : 1,
+    );
+    const size = dims.reduce((a, b) => a * b, 1);
+    feeds[input.name] =
+      input.dtype === 'int64'
+        ? new Tensor('int64', new BigInt64Array(size), dims)
+        : new Tensor(input.dtype as 'float32', new Float32Array(size), dims);
+  }
+  return feeds;
+}
+
+function toTensor(wire: WireTensor): Tensor {
+  const data =
+    wire.dtype === 'int64' ? new BigInt64Array(wire.buffer) : new Float32Array(wire.buffer);
+  return new Tensor(wire.dtype, data, wire.dims);
+}
+
+/** Output arrays go back transferred; copy only if onnxruntime's array is a view into a larger buffer. */
+function toWire(value: Tensor): WireTensor {
+  const data = value.data as Float32Array;
+  const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+  const buffer = (whole ? data.buffer : data.slice().buffer) as ArrayBuffer;
+  return { dtype: 'float32', buffer, dims: [...value.dims] };
+}
+
+async function main(): Promise<void> {
+  let created;
+  try {
+    created = await createSession();
+  } catch (error) {
+    const code =
+      (error as { code?: string }).code === 'EXECUTION_PROVIDER_UNAVAILABLE'
+        ? 'EXECUTION_PROVIDER_UNAVAILABLE'
+        : 'MODEL_LOAD_FAILED';
+    post({ type: 'init-failed', code, message: (error as Error).message });
+    return;
+  }
+  const { session, provider, skipped } = created;
+  const metadata = readModelMetadata(session);
+  const started = performance.now();
+  try {
+    for (let i = 0; i < init.warmup.batches; i++)
+      await session.run(zeroFeeds(metadata, init.warmup.rows));
+  } catch (error) {
+    post({
+      type: 'init-failed',
+      code: 'MODEL_LOAD_FAILED',
+      message: `warm-up failed: ${(error as Error).message}`,
+    });
+    return;
+  }
+  post({ type: 'ready', provider, metadata, warmupMs: performance.now() - started, skipped });
+
+  port.on('message', async (message: ToWorker) => {
+    const { batchId } = message;
+    try {
+      const feeds: Record<string, Tensor> = {};
+      for (const [name, wire] of Object.entries(message.feeds)) feeds[name] = toTensor(wire);
+      const t0 = performance.now();
+      const results = await session.run(feeds);
+      const computeMs = performance.now() - t0;
+      const outputs: Record<string, WireTensor> = {};
+      for (const [name, value] of Object.entries(results)) outputs[name] = toWire(value as Tensor);
+      post(
+        { type: 'result', batchId, outputs, computeMs },
+        Object.values(outputs).map((o) => o.buffer),
+      );
+    } catch (error) {
+      post({ type: 'run-failed', batchId, message: (error as Error).message });
+    }
+  });
+}
+
+void main();

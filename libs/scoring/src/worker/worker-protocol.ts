@@ -1,0 +1,34 @@
+import { SessionOptions, WarmupOptions } from '../model-options';
+import { InputDtype, ModelMetadata } from '../tensor-types';
+
+/** workerData of a model worker. */
+export interface WorkerInit {
+  file: string;
+  session: SessionOptions;
+  warmup: WarmupOptions;
+}
+
+/** A tensor as it crosses threads: a whole plain ArrayBuffer, transferred, never copied. */
+export interface WireTensor {
+  dtype: InputDtype;
+  buffer: ArrayBuffer;
+  dims: number[];
+}
+
+export type ToWorker = { type: 'run'; batchId: number; feeds: Record<string, WireTensor> };
+
+export type FromWorker =
+  | {
+      type: 'ready';
+      provider: string;
+      metadata: ModelMetadata;
+      warmupMs: number;
+      skipped: string[];
+    }
+  | {
+      type: 'init-failed';
+      code: 'MODEL_LOAD_FAILED' | 'EXECUTION_PROVIDER_UNAVAILABLE';
+      message: string;
+    }
+  | { type: 'result'; batchId: number; outputs: Record<string, WireTensor>; computeMs: number }
+  | { type: 'run-failed'; batchId: number; message: string };
