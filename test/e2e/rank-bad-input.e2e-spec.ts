@@ -89,6 +89,7 @@ describe('rank API: bad input', () => {
       'context',
     ],
     ['a zero topK', { ...ok, topK: 0 }, 400, 'REQUEST_INVALID', 'topK'],
+    ['a fractional timeoutMs', { ...ok, timeoutMs: 2.5 }, 400, 'REQUEST_INVALID', 'timeoutMs'],
     ['an unknown field', { ...ok, topk: 3 }, 400, 'REQUEST_INVALID', 'topk'],
     ['a JSON array body', [ok], 400, 'REQUEST_INVALID', 'user'],
   ];

@@ -10,4 +10,10 @@ export class PipelineConfig {
   @Min(1)
   @Max(100_000)
   RANK_MAX_CANDIDATES = 5000;
+
+  /** Deadline of a rank call that sets no timeoutMs; 0 for none. */
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  RANK_DEFAULT_TIMEOUT_MS = 0;
 }

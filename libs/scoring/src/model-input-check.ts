@@ -7,6 +7,8 @@ import { InputFeeds, ModelMetadata } from './tensor-types';
  */
 export function checkFeeds(modelId: string, metadata: ModelMetadata, feeds: InputFeeds): void {
   const problems: { path: string; message: string }[] = [];
+  // The engine batches along the first dimension: every input must have the same rows.
+  let rows: { input: string; count: number } | undefined;
   for (const input of metadata.inputs) {
     const feed = feeds[input.name];
     if (!feed) {
@@ -21,6 +23,12 @@ export function checkFeeds(modelId: string, metadata: ModelMetadata, feeds: Inpu
     }
     const problem = shapeProblem(input.shape, feed.dims);
     if (problem) problems.push({ path: input.name, message: problem });
+    else if (rows && feed.dims[0] !== rows.count) {
+      problems.push({
+        path: input.name,
+        message: `${feed.dims[0]} rows, input '${rows.input}' has ${rows.count}`,
+      });
+    } else rows ??= { input: input.name, count: feed.dims[0] };
     const expected = feed.dims.reduce((a, b) => a * b, 1);
     if (feed.data.length !== expected) {
       problems.push({

@@ -41,7 +41,13 @@ export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestro
       () => batcher.pump(),
       () => this.metrics?.workerRestarts.inc(labels),
     );
-    const batcher = new DynamicBatcher(options.id, full.batching, pool, this.budget, this.events(labels));
+    const batcher = new DynamicBatcher(
+      options.id,
+      full.batching,
+      pool,
+      this.budget,
+      this.events(labels),
+    );
     let started;
     try {
       started = await pool.start();
@@ -65,6 +71,8 @@ export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestro
       return Promise.reject(error);
     }
     const rows = Object.values(feeds)[0]?.dims[0] ?? 0;
+    // Nothing to batch: a 0-row request would otherwise reach the batcher as an empty batch.
+    if (rows === 0) return Promise.resolve(emptyOutputs(model.metadata));
     return model.batcher.submit(feeds, rows, options.deadline);
   }
 
@@ -117,6 +125,16 @@ export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestro
         m?.rejections.inc({ ...labels, reason }, requests),
     };
   }
+}
+
+/** Outputs of a request with no rows: each output with 0 rows and its declared width. */
+function emptyOutputs(metadata: ModelMetadata): OutputTensors {
+  const outputs: OutputTensors = {};
+  for (const { name, shape } of metadata.outputs) {
+    const tail = shape.slice(1).map((d) => (typeof d === 'number' && d >= 0 ? d : 1));
+    outputs[name] = { data: new Float32Array(0), dims: [0, ...tail] };
+  }
+  return outputs;
 }
 
 function countNonFinite(values: Float32Array): number {

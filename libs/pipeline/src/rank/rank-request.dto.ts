@@ -7,6 +7,7 @@ import {
   IsNotEmpty,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   registerDecorator,
@@ -82,4 +83,11 @@ export class RankRequestDto {
   @IsInt()
   @Min(1)
   topK?: number;
+
+  /** Rows not scored within this many milliseconds are dropped and the call fails with 504. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(60_000)
+  timeoutMs?: number;
 }

@@ -7,6 +7,8 @@ export interface RankRequest {
   candidates: readonly { id: string; features?: FeatureRow }[];
   /** How many items to return; defaults to the bundle's postprocess.topK. */
   topK?: number;
+  /** Milliseconds the caller will wait; rows not scored by then are dropped. */
+  timeoutMs?: number;
   requestId?: string;
 }
 

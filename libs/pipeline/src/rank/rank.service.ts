@@ -19,6 +19,8 @@ export class RankService {
   ) {}
 
   async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
+    const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
+    const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
     checkRankRequest(request, this.config.RANK_MAX_CANDIDATES);
     const scene = this.registry.get(sceneName);
     const itemIds = request.candidates.map((c) => c.id);
@@ -33,7 +35,7 @@ export class RankService {
       itemRequest: request.candidates.map((c) => c.features),
       itemStored,
     };
-    const { scores } = await scoreScene(scene, this.engine, frame);
+    const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
     return {
       scene: scene.spec.scene,

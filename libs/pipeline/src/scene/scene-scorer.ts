@@ -1,4 +1,4 @@
-import { ScoringEngine } from '@app/scoring';
+import { ScoreOptions, ScoringEngine } from '@app/scoring';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { Scene } from './scene';
 
@@ -14,10 +14,11 @@ export async function scoreScene(
   scene: Scene,
   engine: ScoringEngine,
   frame: FeatureFrame,
+  options: ScoreOptions = {},
 ): Promise<SceneScores> {
   const rows = frame.itemIds.length;
   const results = await Promise.all(
-    scene.models.map((model) => engine.score(model.id, model.tensors.build(frame))),
+    scene.models.map((model) => engine.score(model.id, model.tensors.build(frame), options)),
   );
   const outputs: Record<string, Float32Array> = {};
   scene.models.forEach((model, m) => {

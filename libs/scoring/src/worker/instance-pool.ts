@@ -31,6 +31,9 @@ export class InstancePool {
       this.logStart(first, readies);
       return { metadata: first.metadata, provider: first.provider };
     } catch (error) {
+      // Terminating a worker inside onnxruntime's run() aborts the whole process (seen with
+      // onnxruntime-node 1.30), so let every instance finish its warm-up before closing.
+      await Promise.allSettled(this.instances.map((instance) => instance.ready));
       await this.close();
       throw error;
     }
@@ -86,7 +89,7 @@ export class InstancePool {
     const index = this.instances.indexOf(dead);
     if (this.closed || index < 0) return;
     this.logger.error(
-      `model ${this.options.id}: worker ${dead.worker.threadId} died (${error.message}); starting a replacement`,
+      `model ${this.options.id}: worker ${dead.threadId} died (${error.message}); starting a replacement`,
     );
     this.onRestart();
     const replacement = this.spawn();

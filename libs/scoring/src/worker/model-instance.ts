@@ -28,6 +28,8 @@ const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', '@swc-nod
  */
 export class ModelInstance {
   readonly worker: Worker;
+  /** Kept here because Worker.threadId reads -1 once the thread has exited. */
+  readonly threadId: number;
   readonly ready: Promise<InstanceReady>;
   private inFlight:
     { batchId: number; resolve: (r: BatchResult) => void; reject: (e: Error) => void } | undefined;
@@ -41,6 +43,7 @@ export class ModelInstance {
     private readonly onExit: (instance: ModelInstance, error: Error) => void,
   ) {
     this.worker = new Worker(WORKER_FILE, { workerData: init, execArgv: WORKER_EXEC_ARGV });
+    this.threadId = this.worker.threadId;
     this.ready = new Promise<InstanceReady>((resolve, reject) => {
       const onMessage = (message: FromWorker) => {
         if (message.type === 'ready') {
@@ -87,7 +90,10 @@ export class ModelInstance {
     });
   }
 
-  /** Stops the thread; a batch still in flight fails (callers drain first). */
+  /**
+   * Stops the thread; a batch still in flight fails. Callers drain first: terminating a worker
+   * inside onnxruntime's run() aborts the process (onnxruntime-node 1.30).
+   */
   async close(): Promise<void> {
     this.alive = false;
     this.inFlight?.reject(new WorkerCrashedError(`model ${this.modelId}: instance closed`));

@@ -1,0 +1,183 @@
+/**
+ * loadBundle with the real engine (worker threads, onnxruntime) on copies of the example bundle
+ * models/feed/v1: each case breaks one thing and expects BundleInvalidError with the exact
+ * pipeline.yaml path, and no model left loaded in the engine.
+ */
+import 'reflect-metadata';
+import { BundleInvalidError } from '@app/common';
+import { ScoringConfig, ScoringMetrics, WorkerScoringEngine } from '@app/scoring';
+import { Logger } from '@nestjs/common';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { parse, stringify } from 'yaml';
+import { FeatureFrame } from '../transforms/feature-frame';
+import { scoreScene } from '../scene/scene-scorer';
+import { loadBundle, PIPELINE_FILE } from './bundle-loader';
+
+const EXAMPLE = join(__dirname, '../../../../models/feed/v1');
+const MODEL_IDS = ['feed/v1/ctr', 'feed/v1/mtl'];
+const NO_GPU = !existsSync('/dev/nvidiactl');
+
+// pipeline.yaml as plain data, loosely typed: each case edits one field of a fresh copy.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Yaml = Record<string, any>;
+
+describe('loadBundle (real engine)', () => {
+  let root: string;
+  let engine: WorkerScoringEngine;
+  let cases = 0;
+
+  /** A fresh copy of the example bundle at `<tmp>/<n>/feed/v1`, with `edit` applied. */
+  async function bundle(
+    edit: (yaml: Yaml, dir: string) => Promise<void> | void = () => undefined,
+  ): Promise<string> {
+    const dir = join(root, String(++cases), 'feed', 'v1');
+    await cp(EXAMPLE, dir, { recursive: true });
+    const file = join(dir, PIPELINE_FILE);
+    const yaml = parse(await readFile(file, 'utf8')) as Yaml;
+    await edit(yaml, dir);
+    await writeFile(file, stringify(yaml));
+    return dir;
+  }
+
+  /** The YAML paths of the BundleInvalidError loading `dir` throws; fails if it loads. */
+  async function errorPaths(dir: string): Promise<string[]> {
+    let error: unknown;
+    try {
+      await loadBundle(dir, engine);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(BundleInvalidError);
+    const invalid = error as BundleInvalidError;
+    expect(invalid.code).toBe('BUNDLE_INVALID');
+    expect(invalid.bundleDir).toBe(dir);
+    for (const id of MODEL_IDS) expect(engine.pool(id)).toBeUndefined();
+    return invalid.details.map((d) => d.path ?? '');
+  }
+
+  beforeAll(async () => {
+    Logger.overrideLogger(['error']);
+    root = await mkdtemp(join(tmpdir(), 'ranker-bundle-spec-'));
+    engine = new WorkerScoringEngine(
+      Object.assign(new ScoringConfig(), {
+        SCORING_DEFAULT_INSTANCES: 1,
+        SCORING_MAX_CONCURRENT_BATCHES: 2,
+      }),
+      new ScoringMetrics(new Registry()),
+    );
+  });
+
+  afterAll(async () => {
+    await engine.onModuleDestroy();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('loads the unmodified bundle: two models, finite fused scores', async () => {
+    const dir = await bundle();
+    const scene = await loadBundle(dir, engine);
+    try {
+      expect(scene.spec).toMatchObject({ scene: 'feed', version: 'v1' });
+      expect(scene.models.map((m) => [m.name, m.id])).toEqual([
+        ['ctr', 'feed/v1/ctr'],
+        ['mtl', 'feed/v1/mtl'],
+      ]);
+      for (const id of MODEL_IDS) expect(engine.pool(id)?.live).toHaveLength(1);
+      const itemIds = Array.from({ length: 25 }, (_, i) => `item-${i}`);
+      const frame: FeatureFrame = {
+        user: { id: 'user-1', age: 27, gender: 'f', city: 'lyon', fav_category: 'books' },
+        context: { hour: 21, device: 'ios', page: 'home' },
+        itemIds,
+        itemRequest: itemIds.map((_, i) => (i % 2 ? { price: i * 3.5 } : undefined)),
+        itemStored: itemIds.map((_, i) => ({ category: i % 3 ? 'books' : 'games', rating: 4 })),
+      };
+      const { scores, outputs } = await scoreScene(scene, engine, frame);
+      expect(scores).toHaveLength(itemIds.length);
+      expect(Object.keys(outputs).sort()).toEqual(['ctr.ctr', 'mtl.ctr', 'mtl.cvr']);
+      for (const values of [scores, ...Object.values(outputs)]) {
+        expect(values).toHaveLength(itemIds.length);
+        for (const v of values) expect(Number.isFinite(v)).toBe(true);
+      }
+      for (const v of scores) expect(v).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(MODEL_IDS.map((id) => engine.unload(id)));
+    }
+  });
+
+  it('names models.ctr.file when the model file is not ONNX', async () => {
+    const dir = await bundle((_, d) => writeFile(join(d, 'ctr.onnx'), 'not an onnx model'));
+    expect(await errorPaths(dir)).toEqual(['models.ctr.file']);
+  });
+
+  it('names models.ctr.file when the model file is missing (and unloads the loaded mtl)', async () => {
+    const dir = await bundle((_, d) => rm(join(d, 'ctr.onnx')));
+    expect(await errorPaths(dir)).toEqual(['models.ctr.file']);
+  });
+
+  (NO_GPU ? it : it.skip)(
+    'names models.ctr.executionProviders when no listed provider is available',
+    async () => {
+      const dir = await bundle((y) => {
+        y.models.ctr.executionProviders = ['cuda'];
+      });
+      expect(await errorPaths(dir)).toEqual(['models.ctr.executionProviders']);
+    },
+  );
+
+  it('names models.ctr.inputs.dense.dtype when the declared dtype differs from the model', async () => {
+    const dir = await bundle((y) => {
+      const columns = Array.from({ length: 13 }, () => ({
+        op: 'hash',
+        feature: 'user.id',
+        buckets: 10,
+      }));
+      y.models.ctr.inputs = { ...y.models.ctr.inputs, dense: { dtype: 'int64', columns } };
+    });
+    expect(await errorPaths(dir)).toEqual(['models.ctr.inputs.dense.dtype']);
+  });
+
+  it('names models.ctr.inputs.dense.columns when a column is missing', async () => {
+    const dir = await bundle((y) => {
+      const dense = y.models.ctr.inputs.dense;
+      y.models.ctr.inputs = {
+        ...y.models.ctr.inputs,
+        dense: { ...dense, columns: dense.columns.slice(0, 12) },
+      };
+    });
+    expect(await errorPaths(dir)).toEqual(['models.ctr.inputs.dense.columns']);
+  });
+
+  it('names models.ctr.outputs[0] when the model has no such output', async () => {
+    const dir = await bundle((y) => {
+      y.models.ctr.outputs = ['score'];
+      y.fusion = (y.fusion as string).replace('ctr.ctr', 'ctr.score');
+    });
+    expect(await errorPaths(dir)).toEqual(['models.ctr.outputs[0]']);
+  });
+
+  it('names models.ctr.inputs when a model input is not declared', async () => {
+    const dir = await bundle((y) => {
+      y.models.ctr.inputs = { sparse_ids: y.models.ctr.inputs.sparse_ids };
+    });
+    expect(await errorPaths(dir)).toEqual(['models.ctr.inputs']);
+  });
+
+  it('names version when it differs from the folder name', async () => {
+    const dir = await bundle((y) => {
+      y.version = 'v2';
+    });
+    expect(await errorPaths(dir)).toEqual(['version']);
+  });
+
+  it('names the pipeline.yaml line of a YAML syntax error', async () => {
+    const dir = await bundle();
+    const file = join(dir, PIPELINE_FILE);
+    await writeFile(file, `${await readFile(file, 'utf8')}\nbroken: [unclosed\n`);
+    const paths = await errorPaths(dir);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) expect(path).toMatch(/^pipeline\.yaml:/);
+  });
+});

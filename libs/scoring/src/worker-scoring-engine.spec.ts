@@ -1,0 +1,481 @@
+/**
+ * The engine with real worker threads and real onnxruntime-node sessions on the example CTR
+ * model: results against a main-thread session, batching, back-pressure, deadlines, input
+ * checks, load failures, execution providers, worker crashes and model replacement.
+ */
+import 'reflect-metadata';
+import {
+  DeadlineExceededError,
+  ExecutionProviderUnavailableError,
+  ModelInputError,
+  ModelLoadError,
+  OverloadedError,
+  RankerError,
+  WorkerCrashedError,
+} from '@app/common';
+import { Logger } from '@nestjs/common';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { Registry } from 'prom-client';
+import { ModelLoadOptions } from './model-options';
+import { ScoringConfig } from './scoring.config';
+import { ScoringMetrics } from './scoring.metrics';
+import { InputFeeds, OutputTensors } from './tensor-types';
+import { WorkerScoringEngine } from './worker-scoring-engine';
+
+const MODEL = join(__dirname, '../../../models/feed/v1/ctr.onnx');
+/** Far longer than any test: a batch that leaves before it did not wait for the delay. */
+const FOREVER_MICROS = 600_000_000;
+/** Bound on awaits that must not hang (a hang fails the test instead of timing it out). */
+const BOUND_MS = 20_000;
+
+/** Random CTR-model feeds (26 ids in [0, 1000), 13 floats in [-1, 1)), reproducible by seed. */
+function ctrFeeds(rows: number, seed: number): InputFeeds {
+  let s = seed >>> 0;
+  const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const ids = new BigInt64Array(rows * 26);
+  for (let i = 0; i < ids.length; i++) ids[i] = BigInt(Math.floor(next() * 1000));
+  const dense = new Float32Array(rows * 13);
+  for (let i = 0; i < dense.length; i++) dense[i] = next() * 2 - 1;
+  return {
+    sparse_ids: { dtype: 'int64', data: ids, dims: [rows, 26] },
+    dense: { dtype: 'float32', data: dense, dims: [rows, 13] },
+  };
+}
+
+/** The engine takes ownership of (transfers) the buffers it is given: hand it copies. */
+function copyFeeds(feeds: InputFeeds): InputFeeds {
+  const out: InputFeeds = {};
+  for (const [name, feed] of Object.entries(feeds))
+    out[name] = { ...feed, data: feed.data.slice() };
+  return out;
+}
+
+/** Settles like `promise`, or rejects after BOUND_MS so a hang fails the test by name. */
+async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no answer within ${BOUND_MS} ms`)),
+      BOUND_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The error `promise` rejects with; fails the test if it resolves. */
+async function rejectionOf(promise: Promise<unknown>, what: string): Promise<Error> {
+  try {
+    await bounded(promise, what);
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error(`${what}: expected a rejection`);
+}
+
+function expectClose(actual: Float32Array, expected: Float32Array): void {
+  expect(actual.length).toBe(expected.length);
+  let worst = 0;
+  for (let i = 0; i < expected.length; i++) {
+    expect(Number.isFinite(actual[i])).toBe(true);
+    worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
+  }
+  expect(worst).toBeLessThanOrEqual(1e-5);
+}
+
+describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
+  let reference: InferenceSession;
+  let registry: Registry;
+  let engine: WorkerScoringEngine;
+
+  /** The CTR scores of `feeds` from a plain session on this thread. */
+  async function raw(feeds: InputFeeds): Promise<Float32Array> {
+    const tensors: Record<string, Tensor> = {};
+    for (const [name, f] of Object.entries(feeds))
+      tensors[name] = new Tensor(f.dtype, f.data.slice(), [...f.dims]);
+    const out = await reference.run(tensors);
+    return Float32Array.from(out.ctr.data as Float32Array);
+  }
+
+  function load(id: string, options: Partial<ModelLoadOptions> = {}) {
+    return engine.load({ id, file: MODEL, instances: 1, ...options });
+  }
+
+  function score(id: string, feeds: InputFeeds, deadline?: number): Promise<OutputTensors> {
+    return engine.score(id, copyFeeds(feeds), deadline === undefined ? {} : { deadline });
+  }
+
+  async function values(name: string, model: string) {
+    const metric = registry.getSingleMetric(name);
+    if (!metric) throw new Error(`no metric ${name}`);
+    return (await metric.get()).values.filter((v) => v.labels.model === model);
+  }
+
+  async function counter(name: string, model: string, labels: Record<string, string> = {}) {
+    const found = (await values(name, model)).filter((v) =>
+      Object.entries(labels).every(([k, want]) => v.labels[k] === want),
+    );
+    return found.reduce((sum, v) => sum + v.value, 0);
+  }
+
+  /** Batches sent to the model's instances, their total rows, and how many had <= `le` rows. */
+  async function batches(model: string, le = 512) {
+    // A histogram's values carry the series name (_bucket, _sum, _count); Metric.get() omits it.
+    const all = (await values('ranker_scoring_batch_rows', model)) as {
+      metricName?: string;
+      labels: Record<string, string | number>;
+      value: number;
+    }[];
+    const pick = (suffix: string, extra?: (v: (typeof all)[number]) => boolean) =>
+      all.find((v) => v.metricName?.endsWith(suffix) && (!extra || extra(v)))?.value ?? 0;
+    return {
+      count: pick('_count'),
+      rows: pick('_sum'),
+      atMost: pick('_bucket', (v) => v.labels.le === le),
+    };
+  }
+
+  beforeAll(async () => {
+    Logger.overrideLogger(['error']);
+    reference = await InferenceSession.create(MODEL, { intraOpNumThreads: 1 });
+  });
+
+  afterAll(async () => {
+    await reference.release();
+  });
+
+  beforeEach(() => {
+    registry = new Registry();
+    engine = new WorkerScoringEngine(
+      Object.assign(new ScoringConfig(), {
+        SCORING_MAX_CONCURRENT_BATCHES: 2,
+        SCORING_DEFAULT_INSTANCES: 1,
+      }),
+      new ScoringMetrics(registry),
+    );
+  });
+
+  afterEach(async () => {
+    await engine.onModuleDestroy();
+  });
+
+  describe('results', () => {
+    it('equal a main-thread onnxruntime session for a small request', async () => {
+      const info = await load('small');
+      expect(info.provider).toBe('cpu');
+      expect(info.metadata.inputs.map((i) => i.name).sort()).toEqual(['dense', 'sparse_ids']);
+      const feeds = ctrFeeds(3, 7);
+      const out = await bounded(score('small', feeds), 'score');
+      expect(out.ctr.dims).toEqual([3, 1]);
+      expectClose(out.ctr.data, await raw(feeds));
+      expect(await counter('ranker_scoring_rows_total', 'small')).toBe(3);
+    });
+
+    it('split a large request into sub-batches of at most maxBatchRows and reassemble them in order', async () => {
+      await load('large', { instances: 2, batching: { maxBatchRows: 512 } });
+      const feeds = ctrFeeds(3000, 11);
+      const out = await bounded(score('large', feeds), 'score');
+      expect(out.ctr.dims).toEqual([3000, 1]);
+      expectClose(out.ctr.data, await raw(feeds));
+      const b = await batches('large', 512);
+      expect(b.count).toBeGreaterThan(1);
+      expect(b.atMost).toBe(b.count);
+      expect(b.rows).toBe(3000);
+      expect(await counter('ranker_scoring_rows_total', 'large')).toBe(3000);
+    });
+  });
+
+  describe('dynamic batching', () => {
+    it('merges many small concurrent requests and gives each exactly its own rows', async () => {
+      await load('merge', { batching: { maxQueueDelayMicros: 50_000 } });
+      const requests = Array.from({ length: 30 }, (_, i) => ctrFeeds(10, 100 + i));
+      const outs = await bounded(
+        Promise.all(requests.map((feeds) => score('merge', feeds))),
+        'scores',
+      );
+      for (let i = 0; i < requests.length; i++) {
+        expect(outs[i].ctr.dims).toEqual([10, 1]);
+        expectClose(outs[i].ctr.data, await raw(requests[i]));
+      }
+      const b = await batches('merge');
+      expect(b.count).toBeLessThan(requests.length);
+      expect(b.rows).toBe(300);
+    });
+
+    it('sends a batch as soon as a preferred size fills, without waiting for the queue delay', async () => {
+      await load('preferred', {
+        batching: { maxQueueDelayMicros: FOREVER_MICROS, preferredBatchRows: [40] },
+      });
+      const requests = Array.from({ length: 4 }, (_, i) => ctrFeeds(10, 200 + i));
+      const outs = await bounded(
+        Promise.all(requests.map((feeds) => score('preferred', feeds))),
+        'scores (the queue delay is 10 minutes: only the preferred size can send them)',
+      );
+      for (let i = 0; i < requests.length; i++)
+        expectClose(outs[i].ctr.data, await raw(requests[i]));
+      expect(await batches('preferred', 32)).toEqual({ count: 1, rows: 40, atMost: 0 });
+    });
+
+    it('runs one batch per request when batching is disabled', async () => {
+      await load('unbatched', {
+        batching: { enabled: false, maxQueueDelayMicros: FOREVER_MICROS },
+      });
+      const requests = Array.from({ length: 6 }, (_, i) => ctrFeeds(10, 300 + i));
+      const outs = await bounded(
+        Promise.all(requests.map((feeds) => score('unbatched', feeds))),
+        'scores',
+      );
+      for (let i = 0; i < requests.length; i++)
+        expectClose(outs[i].ctr.data, await raw(requests[i]));
+      const b = await batches('unbatched', 16);
+      expect(b).toEqual({ count: 6, rows: 60, atMost: 6 });
+    });
+  });
+
+  describe('back-pressure', () => {
+    it('refuses requests past maxQueueRows at once with OverloadedError and scores the rest', async () => {
+      await load('bounded', { batching: { maxQueueRows: 100, maxQueueDelayMicros: 50_000 } });
+      const settled: ('fulfilled' | 'rejected')[] = [];
+      const requests = Array.from({ length: 20 }, (_, i) => ctrFeeds(20, 400 + i));
+      const results = await bounded(
+        Promise.allSettled(
+          requests.map((feeds) =>
+            score('bounded', feeds).then(
+              (out) => (settled.push('fulfilled'), out),
+              (error: unknown) => {
+                settled.push('rejected');
+                throw error;
+              },
+            ),
+          ),
+        ),
+        'scores',
+      );
+      const refused = results.filter((r) => r.status === 'rejected');
+      // 100 queued rows hold five 20-row requests; nothing leaves before the 50 ms delay.
+      expect(refused).toHaveLength(15);
+      for (const r of refused) {
+        const error = r.reason as RankerError;
+        expect(error).toBeInstanceOf(OverloadedError);
+        expect(error.code).toBe('OVERLOADED');
+        expect(error.status).toBe(503);
+      }
+      // Refusals come back before any accepted request is scored.
+      expect(settled.lastIndexOf('rejected')).toBeLessThan(settled.indexOf('fulfilled'));
+      for (let i = 0; i < results.length; i++) {
+        const r = results[i];
+        if (r.status === 'fulfilled') expectClose(r.value.ctr.data, await raw(requests[i]));
+      }
+      expect(
+        await counter('ranker_scoring_rejections_total', 'bounded', { reason: 'overloaded' }),
+      ).toBe(15);
+      expect(await counter('ranker_scoring_rows_total', 'bounded')).toBe(100);
+    });
+  });
+
+  describe('deadlines', () => {
+    it('rejects a request whose deadline has passed without scoring its rows', async () => {
+      await load('late');
+      await bounded(score('late', ctrFeeds(4, 1)), 'score');
+      const error = await rejectionOf(
+        score('late', ctrFeeds(50, 2), performance.now() - 1),
+        'expired request',
+      );
+      expect(error).toBeInstanceOf(DeadlineExceededError);
+      expect((error as RankerError).code).toBe('DEADLINE_EXCEEDED');
+      expect(await counter('ranker_scoring_rows_total', 'late')).toBe(4);
+      expect(await batches('late')).toMatchObject({ count: 1, rows: 4 });
+      expect(await counter('ranker_scoring_rejections_total', 'late', { reason: 'deadline' })).toBe(
+        1,
+      );
+    });
+
+    it('drops a request queued behind a busy instance once its deadline passes, before inference', async () => {
+      await load('busy', { batching: { maxBatchRows: 65_536, maxQueueDelayMicros: 0 } });
+      const instance = engine.pool('busy')!.live[0];
+      // About 30,000 rows keep the single instance busy far longer than the 30 ms deadline.
+      const big = score('busy', ctrFeeds(30_000, 3));
+      expect(instance.busy).toBe(true);
+      const error = await rejectionOf(
+        score('busy', ctrFeeds(10, 4), performance.now() + 30),
+        'queued request',
+      );
+      expect(error).toBeInstanceOf(DeadlineExceededError);
+      expect(instance.busy).toBe(true); // dropped while the big batch still ran
+      await bounded(big, 'big request');
+      expect(await counter('ranker_scoring_rows_total', 'busy')).toBe(30_000);
+      expect(await batches('busy', 65_536)).toMatchObject({ count: 1, rows: 30_000 });
+    });
+  });
+
+  describe('input checks', () => {
+    it('rejects bad feeds with ModelInputError naming the input, and keeps serving', async () => {
+      await load('inputs');
+      const good = ctrFeeds(3, 5);
+      const cases: [string, InputFeeds, string][] = [
+        [
+          'wrong dtype',
+          { ...good, dense: { dtype: 'int64', data: new BigInt64Array(39), dims: [3, 13] } },
+          'dense',
+        ],
+        [
+          'wrong column count',
+          { ...good, dense: { dtype: 'float32', data: new Float32Array(36), dims: [3, 12] } },
+          'dense',
+        ],
+        [
+          'rows differing between inputs',
+          { ...good, dense: { dtype: 'float32', data: new Float32Array(26), dims: [2, 13] } },
+          'dense',
+        ],
+        ['missing input', { sparse_ids: good.sparse_ids }, 'dense'],
+        [
+          'unknown input',
+          { ...good, extra: { dtype: 'float32', data: new Float32Array(3), dims: [3, 1] } },
+          'extra',
+        ],
+      ];
+      for (const [what, feeds, input] of cases) {
+        const error = await rejectionOf(engine.score('inputs', feeds), what);
+        expect(error).toBeInstanceOf(ModelInputError);
+        expect((error as ModelInputError).code).toBe('MODEL_INPUT_INVALID');
+        expect(error.message).toContain(`'${input}'`);
+        expect((error as ModelInputError).details.map((d) => d.path)).toContain(input);
+      }
+      expect(await counter('ranker_scoring_rows_total', 'inputs')).toBe(0);
+      const out = await bounded(score('inputs', good), 'good request');
+      expectClose(out.ctr.data, await raw(good));
+    });
+  });
+
+  describe('empty requests', () => {
+    it('answers a request with no rows with empty outputs, without running a batch', async () => {
+      await load('empty', { batching: { maxQueueDelayMicros: 0 } });
+      const out = await bounded(score('empty', ctrFeeds(0, 1)), 'empty request');
+      expect(out.ctr.dims).toEqual([0, 1]);
+      expect(out.ctr.data).toHaveLength(0);
+      expect(await batches('empty')).toMatchObject({ count: 0, rows: 0 });
+      const feeds = ctrFeeds(3, 2);
+      expectClose(
+        (await bounded(score('empty', feeds), 'next request')).ctr.data,
+        await raw(feeds),
+      );
+    });
+  });
+
+  describe('loading', () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'ranker-engine-spec-'));
+    });
+    afterAll(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('rejects a file that is not ONNX with ModelLoadError and keeps serving other models', async () => {
+      await load('good');
+      const junk = join(dir, 'junk.onnx');
+      await writeFile(junk, 'this is not an ONNX model');
+      const error = await rejectionOf(load('junk', { file: junk }), 'load junk');
+      expect(error).toBeInstanceOf(ModelLoadError);
+      expect((error as ModelLoadError).code).toBe('MODEL_LOAD_FAILED');
+      expect(engine.pool('junk')).toBeUndefined();
+      await expect(engine.score('junk', ctrFeeds(1, 1))).rejects.toThrow(/not loaded/);
+      const feeds = ctrFeeds(5, 6);
+      expectClose((await bounded(score('good', feeds), 'score')).ctr.data, await raw(feeds));
+    });
+
+    (existsSync('/dev/nvidiactl') ? it.skip : it)(
+      'refuses a model that asks only for an unavailable provider (no GPU here)',
+      async () => {
+        const error = await rejectionOf(
+          load('gpu', { session: { executionProviders: ['cuda'] } }),
+          'load on cuda',
+        );
+        expect(error).toBeInstanceOf(ExecutionProviderUnavailableError);
+        expect((error as RankerError).code).toBe('EXECUTION_PROVIDER_UNAVAILABLE');
+        expect(engine.pool('gpu')).toBeUndefined();
+      },
+    );
+
+    (existsSync('/dev/nvidiactl') ? it.skip : it)(
+      'falls back along the provider list to cpu',
+      async () => {
+        const info = await load('fallback', {
+          session: { executionProviders: ['tensorrt', 'cuda', 'cpu'] },
+        });
+        expect(info.provider).toBe('cpu');
+        const feeds = ctrFeeds(3, 8);
+        expectClose((await bounded(score('fallback', feeds), 'score')).ctr.data, await raw(feeds));
+      },
+    );
+
+    it('replaces a model loaded twice under the same id', async () => {
+      await load('twice');
+      const before = engine.pool('twice')!;
+      const oldInstance = before.live[0];
+      await load('twice', { instances: 2 });
+      const after = engine.pool('twice')!;
+      expect(after).not.toBe(before);
+      expect(before.live).toHaveLength(0);
+      expect(oldInstance.isAlive).toBe(false);
+      expect(after.live).toHaveLength(2);
+      const feeds = ctrFeeds(600, 9);
+      expectClose((await bounded(score('twice', feeds), 'score')).ctr.data, await raw(feeds));
+    });
+
+    it('unload fails queued work and later requests fail fast', async () => {
+      await load('gone', { batching: { maxQueueDelayMicros: FOREVER_MICROS } });
+      const queued = rejectionOf(score('gone', ctrFeeds(10, 10)), 'queued request');
+      await engine.unload('gone');
+      const error = await queued;
+      expect(error).toBeInstanceOf(WorkerCrashedError);
+      expect(error.message).toMatch(/unloaded/);
+      expect(engine.pool('gone')).toBeUndefined();
+      await expect(engine.score('gone', ctrFeeds(1, 1))).rejects.toThrow(/not loaded/);
+      expect(
+        await counter('ranker_scoring_rejections_total', 'gone', { reason: 'worker_crashed' }),
+      ).toBe(1);
+      expect(await counter('ranker_scoring_rows_total', 'gone')).toBe(0);
+    });
+  });
+
+  describe('worker crash', () => {
+    // The thread is stopped before it can start the batch, never inside session.run: stopping a
+    // worker while onnxruntime-node runs aborts the whole process ("terminate called after
+    // throwing an instance of 'Napi::Error'"), whatever the engine does.
+    it('fails the batch in flight with WorkerCrashedError, replaces the worker and keeps serving', async () => {
+      await load('crash', { batching: { maxQueueDelayMicros: 0 } });
+      const pool = engine.pool('crash')!;
+      const dead = pool.live[0];
+      // terminate() stops the thread at once, but its exit event arrives only after this
+      // synchronous block, so the engine still dispatches the batch to the dying worker.
+      void dead.worker.terminate();
+      const inFlight = score('crash', ctrFeeds(500, 12));
+      expect(dead.busy).toBe(true);
+      const error = await rejectionOf(inFlight, 'request in flight on the dead worker');
+      expect(error).toBeInstanceOf(WorkerCrashedError);
+      expect((error as RankerError).code).toBe('WORKER_CRASHED');
+      expect(error.message).toMatch(/batch in flight/);
+      expect(dead.isAlive).toBe(false);
+      expect(await counter('ranker_scoring_worker_restarts_total', 'crash')).toBe(1);
+      expect(
+        await counter('ranker_scoring_rejections_total', 'crash', { reason: 'worker_crashed' }),
+      ).toBe(1);
+
+      const feeds = ctrFeeds(20, 13);
+      const out = await bounded(score('crash', feeds), 'request after the crash');
+      expectClose(out.ctr.data, await raw(feeds));
+      expect(pool.live).toHaveLength(1);
+      expect(pool.live[0]).not.toBe(dead);
+      expect(pool.live[0].isAlive).toBe(true);
+    });
+  });
+});
