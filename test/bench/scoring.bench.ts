@@ -1,7 +1,8 @@
 /**
  * npm run bench:scoring — the batched engine against raw onnxruntime-node on the example CTR
  * model, in one process run. Raw: one session on the main thread, best rows/s over batch sizes
- * 64-4,096 and 1..cores intra-op threads (the limit). Engine: 3,000-row requests; 64
+ * 64-4,096 and 1..cores intra-op threads (the limit). Engine: 3,000-row requests (2 in flight;
+ * BENCH_LARGE_IN_FLIGHT), one instance per core (BENCH_INSTANCES, BENCH_INTRA_OP_THREADS); 64
  * concurrent 50-row requests with dynamic batching on; the same with batching off. Prints a
  * table, then one JSON line.
  */
@@ -16,6 +17,10 @@ import { closedLoop, copyFeeds, ctrFeeds, LoopResult, percentile } from './bench
 const MODEL = join(__dirname, '../../models/feed/v1/ctr.onnx');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CORES = availableParallelism();
+// Engine layout under test; the defaults are the service's defaults (one instance per core).
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? CORES);
+const INTRA_OP = Number(process.env.BENCH_INTRA_OP_THREADS ?? 1);
+const LARGE_IN_FLIGHT = Number(process.env.BENCH_LARGE_IN_FLIGHT ?? 2);
 
 async function raw(): Promise<{ best: number; table: string[] }> {
   const table: string[] = [];
@@ -67,7 +72,7 @@ async function engineRuns() {
   const small = ctrFeeds(50, 9);
   // Warm the path (JIT, worker caches) before measuring.
   await closedLoop(2, 0.5, 3000, () => engine.score('batched', copyFeeds(large)));
-  const largeRun = await closedLoop(2, SECONDS, 3000, () =>
+  const largeRun = await closedLoop(LARGE_IN_FLIGHT, SECONDS, 3000, () =>
     engine.score('batched', copyFeeds(large)),
   );
   await closedLoop(64, 0.5, 50, () => engine.score('batched', copyFeeds(small)));
@@ -94,11 +99,14 @@ function row(name: string, r: LoopResult, rawBest: number): string {
 async function main(): Promise<void> {
   Logger.overrideLogger(['error']);
   console.log(`bench:scoring on ${CORES} cores, ${SECONDS} s per engine run, model ${MODEL}`);
+  console.log(
+    `engine: ${INSTANCES} instance(s) x ${INTRA_OP} intra-op thread(s), ${CORES} concurrent batches`,
+  );
   const { best, table } = await raw();
   for (const line of table) console.log(line);
   console.log(`raw best: ${Math.round(best)} rows/s\n`);
   const { largeRun, smallBatched, smallUnbatched } = await engineRuns();
-  console.log(row('engine, 3,000-row requests (2 in flight)', largeRun, best));
+  console.log(row(`engine, 3,000-row requests (${LARGE_IN_FLIGHT} in flight)`, largeRun, best));
   console.log(row('engine, 64 x 50 rows, batching on', smallBatched, best));
   console.log(row('engine, 64 x 50 rows, batching off', smallUnbatched, best));
   const runs = [largeRun, smallBatched, smallUnbatched];
