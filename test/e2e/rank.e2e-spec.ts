@@ -84,7 +84,9 @@ describe('POST /v1/scenes/:scene/rank (ranker app over HTTP, example bundle, in-
     expect(response.status).toBe(200);
     const text = await response.text();
     for (const model of ['feed/ctr', 'feed/mtl']) {
-      const rows = new RegExp(`ranker_scoring_rows_total\\{model="${model}",version="v1"\\} (\\d+)`).exec(text);
+      const rows = new RegExp(
+        `ranker_scoring_rows_total\\{model="${model}",version="v1"\\} (\\d+)`,
+      ).exec(text);
       expect(Number(rows?.[1])).toBeGreaterThanOrEqual(20);
       expect(text).toContain(`ranker_scoring_batch_rows_count{model="${model}",version="v1"}`);
       expect(text).toContain(`ranker_scoring_queue_ms_count{model="${model}",version="v1"}`);
