@@ -1,13 +1,37 @@
 import { FeatureRow } from './feature-row';
 
+export interface FetchOptions {
+  /** Milliseconds to wait for the store; past it, missing rows take their defaults (degraded). */
+  timeoutMs?: number;
+  requestId?: string;
+}
+
+export interface FetchStats {
+  /** Redis request/response exchanges this fetch waited on (per connection; parallel ones count each). */
+  roundTrips: number;
+  cacheHits: number;
+  cacheMisses: number;
+}
+
+export interface FeatureFetch {
+  user: FeatureRow | undefined;
+  /** Rows in the order of the ids asked for; undefined where the store has none. */
+  items: (FeatureRow | undefined)[];
+  /** True when the store was slow or down and some rows may be missing for that reason. */
+  degraded: boolean;
+  stats: FetchStats;
+}
+
 /**
  * Where user and item features come from. Adapters: in-memory (embedded default, seeded from a
- * file) and Redis. An absent entity is `undefined`, never an error: the bundle's declared
- * defaults fill it in.
+ * file) and Redis (standalone or Cluster, with an in-process item cache). An absent entity is
+ * `undefined`, never an error: the bundle's declared defaults fill it in. A fetch never throws
+ * because the store is unavailable; it reports `degraded` instead.
  */
 export abstract class FeatureStore {
-  abstract getUser(id: string): Promise<FeatureRow | undefined>;
-
-  /** Rows in the order of `ids`; one call per request whatever the count. */
-  abstract getItems(ids: readonly string[]): Promise<(FeatureRow | undefined)[]>;
+  abstract fetch(
+    userId: string,
+    itemIds: readonly string[],
+    options?: FetchOptions,
+  ): Promise<FeatureFetch>;
 }

@@ -1,6 +1,6 @@
 import { FeatureRecord } from './feature-file';
 import { FeatureRow } from './feature-row';
-import { FeatureStore } from './feature-store.port';
+import { FeatureFetch, FeatureStore } from './feature-store.port';
 
 /** The embedded default: features held in process, seeded from a file at boot. */
 export class InMemoryFeatureStore extends FeatureStore {
@@ -18,6 +18,15 @@ export class InMemoryFeatureStore extends FeatureStore {
 
   get size(): { users: number; items: number } {
     return { users: this.users.size, items: this.items.size };
+  }
+
+  async fetch(userId: string, itemIds: readonly string[]): Promise<FeatureFetch> {
+    return {
+      user: this.users.get(userId),
+      items: await this.getItems(itemIds),
+      degraded: false,
+      stats: { roundTrips: 0, cacheHits: 0, cacheMisses: 0 },
+    };
   }
 
   async getUser(id: string): Promise<FeatureRow | undefined> {

@@ -20,5 +20,7 @@ export interface RankedItem {
 export interface RankResult {
   scene: string;
   version: string;
+  /** True when features could not all be fetched in time and defaults stood in. */
+  degraded: boolean;
   items: RankedItem[];
 }

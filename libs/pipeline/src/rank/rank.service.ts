@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { FeatureStore } from '@app/features';
+import { Injectable, Logger } from '@nestjs/common';
+import { FeaturesMetrics, FeatureStore, ThrottledWarnings } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { SceneRegistry } from '../scene/scene-registry';
@@ -11,11 +11,14 @@ import { RankedItem, RankRequest, RankResult } from './rank-request';
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()
 export class RankService {
+  private readonly warnings = new ThrottledWarnings(new Logger(RankService.name));
+
   constructor(
     private readonly registry: SceneRegistry,
     private readonly store: FeatureStore,
     private readonly engine: ScoringEngine,
     private readonly config: PipelineConfig,
+    private readonly featureMetrics: FeaturesMetrics,
   ) {}
 
   async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
@@ -24,22 +27,29 @@ export class RankService {
     checkRankRequest(request, this.config.RANK_MAX_CANDIDATES);
     const scene = this.registry.get(sceneName);
     const itemIds = request.candidates.map((c) => c.id);
-    const [storedUser, itemStored] = await Promise.all([
-      this.store.getUser(request.user.id),
-      this.store.getItems(itemIds),
-    ]);
+    const fetched = await this.store.fetch(request.user.id, itemIds, {
+      requestId: request.requestId,
+    });
     const frame: FeatureFrame = {
-      user: { ...storedUser, ...request.user.features, id: request.user.id },
+      user: { ...fetched.user, ...request.user.features, id: request.user.id },
       context: request.context ?? {},
       itemIds,
       itemRequest: request.candidates.map((c) => c.features),
-      itemStored,
+      itemStored: fetched.items,
+      onBadValue: (source, row, feature) => {
+        this.featureMetrics.badValues.inc({ source, reason: 'wrong_type' });
+        const id = source === 'item' ? itemIds[row] : source === 'user' ? request.user.id : '-';
+        this.warnings.warn(
+          `requestId=${request.requestId ?? '-'}: ${source} ${id} feature ${feature} is not a number; default used`,
+        );
+      },
     };
     const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
     return {
       scene: scene.spec.scene,
       version: scene.spec.version,
+      degraded: fetched.degraded,
       items: topItems(itemIds, scores, topK),
     };
   }

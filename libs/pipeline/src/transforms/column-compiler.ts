@@ -98,6 +98,7 @@ function numberGetter(ref: FeatureRef, features: BundleSpec['features']) {
       const n = Number(v);
       if (Number.isFinite(n)) return n;
     }
+    if (v !== undefined) f.onBadValue?.(ref.source, i, ref.name);
     return fallback;
   };
 }

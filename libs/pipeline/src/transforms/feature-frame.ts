@@ -13,4 +13,6 @@ export interface FeatureFrame {
   itemRequest: readonly (FeatureRow | undefined)[];
   /** Features from the store, in candidate order; undefined where the store has none. */
   itemStored: readonly (FeatureRow | undefined)[];
+  /** Told of each value present but unusable as its declared type (the default is used). */
+  onBadValue?: (source: 'user' | 'item' | 'context', row: number, feature: string) => void;
 }

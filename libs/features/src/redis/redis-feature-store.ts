@@ -1,0 +1,173 @@
+import { Logger } from '@nestjs/common';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import { CachedItem, ItemCache } from '../cache/item-cache';
+import { FeatureRow } from '../feature-row';
+import { FeatureFetch, FeatureStore, FetchOptions } from '../feature-store.port';
+import { FeaturesMetrics } from '../features.metrics';
+import { ThrottledWarnings } from '../throttled-warnings';
+import { decodeBlob } from './feature-blob';
+import { RedisClient } from './redis-connection';
+import { RedisKeys } from './redis-keys';
+
+const TIMEOUT = Symbol('timeout');
+
+/**
+ * Features from Redis (one JSON blob per entity) behind the in-process item cache. Per request:
+ * one GET for the user and one MGET for all item cache misses, issued in the same tick so the
+ * auto-pipeline sends them together; in Cluster mode misses are grouped by slot, one MGET per
+ * slot, and the auto-pipeline sends each node's share in one write, all nodes in parallel.
+ * The whole fetch waits at most the deadline; then missing rows take their defaults and the
+ * answer is flagged degraded. Late replies still fill the cache.
+ */
+export class RedisFeatureStore extends FeatureStore {
+  private readonly warnings = new ThrottledWarnings(new Logger(RedisFeatureStore.name));
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: RedisKeys,
+    readonly cache: ItemCache,
+    private readonly defaultTimeoutMs: number,
+    private readonly metrics?: FeaturesMetrics,
+  ) {
+    super();
+  }
+
+  async fetch(
+    userId: string,
+    itemIds: readonly string[],
+    options: FetchOptions = {},
+  ): Promise<FeatureFetch> {
+    const started = performance.now();
+    const items = new Array<FeatureRow | undefined>(itemIds.length);
+    const misses: number[] = [];
+    for (let i = 0; i < itemIds.length; i++) {
+      const hit = this.cache.get(itemIds[i]);
+      if (hit) items[i] = hit.row;
+      else misses.push(i);
+    }
+    const hits = itemIds.length - misses.length;
+    const userKey = this.keys.key('user', userId);
+    const missKeys = misses.map((i) => this.keys.key('item', itemIds[i]));
+    const userRead = this.redis.get(userKey);
+    const itemRead =
+      misses.length > 0 ? this.readItems(missKeys) : Promise.resolve([] as (string | null)[]);
+    const roundTrips = this.roundTrips([userKey, ...missKeys]);
+
+    const filled = itemRead.then((blobs) => this.fillCache(misses, itemIds, missKeys, blobs));
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    const [user, missRows] = await Promise.all([
+      within(userRead, timeoutMs),
+      within(filled, timeoutMs),
+    ]);
+
+    let degraded: 'timeout' | 'error' | undefined;
+    for (const outcome of [user, missRows]) if (outcome.failure) degraded ??= outcome.failure;
+    if (!missRows.failure) misses.forEach((i, k) => (items[i] = missRows.value[k]));
+    const userRow =
+      user.failure || user.value === null ? undefined : this.decode(userKey, user.value)?.row;
+
+    const m = this.metrics;
+    m?.cacheHits.inc(hits);
+    m?.cacheMisses.inc(misses.length);
+    m?.keysFetched.inc({ entity: 'item' }, misses.length);
+    m?.keysFetched.inc({ entity: 'user' }, 1);
+    m?.roundTrips.observe(roundTrips);
+    m?.fetchMs.observe({ result: degraded ? 'degraded' : 'ok' }, performance.now() - started);
+    if (degraded) {
+      m?.degraded.inc({ reason: degraded });
+      this.warnings.warn(
+        `requestId=${options.requestId ?? '-'}: feature fetch ${degraded}; missing features take their defaults`,
+      );
+    }
+    return {
+      user: userRow,
+      items,
+      degraded: degraded !== undefined,
+      stats: { roundTrips, cacheHits: hits, cacheMisses: misses.length },
+    };
+  }
+
+  /** MGET of all keys; in Cluster mode one MGET per hash slot (never CROSSSLOT). */
+  private async readItems(keys: string[]): Promise<(string | null)[]> {
+    if (!(this.redis instanceof Cluster)) return this.redis.mget(keys);
+    const bySlot = new Map<number, number[]>();
+    keys.forEach((key, i) => {
+      const slot = calculateSlot(key);
+      const group = bySlot.get(slot);
+      if (group) group.push(i);
+      else bySlot.set(slot, [i]);
+    });
+    const out = new Array<string | null>(keys.length);
+    await Promise.all(
+      [...bySlot.values()].map(async (indexes) => {
+        const values = await this.redis.mget(indexes.map((i) => keys[i]));
+        indexes.forEach((i, k) => (out[i] = values[k]));
+      }),
+    );
+    return out;
+  }
+
+  /** Standalone: one auto-pipelined write. Cluster: one per node holding any of the keys. */
+  private roundTrips(keys: string[]): number {
+    if (!(this.redis instanceof Cluster)) return 1;
+    const nodes = new Set<string>();
+    for (const key of keys) nodes.add(this.redis.slots[calculateSlot(key)]?.join(',') ?? '?');
+    return nodes.size;
+  }
+
+  private fillCache(
+    misses: number[],
+    ids: readonly string[],
+    keys: string[],
+    blobs: (string | null)[],
+  ): (FeatureRow | undefined)[] {
+    return misses.map((i, k) => {
+      const blob = blobs[k];
+      const decoded = blob === null ? undefined : this.decode(keys[k], blob);
+      const item: CachedItem = {
+        row: decoded?.row,
+        ts: decoded?.ts ?? 0,
+        bytes: blob?.length ?? 16,
+      };
+      this.cache.fill(ids[i], item);
+      return item.row;
+    });
+  }
+
+  private decode(key: string, blob: string): { row: FeatureRow; ts: number } | undefined {
+    const decoded = decodeBlob(blob);
+    if (!decoded.ok) {
+      this.metrics?.badValues.inc({ source: 'redis', reason: 'corrupt_blob' });
+      this.warnings.warn(`${key}: ${decoded.reason}; its features take their defaults`);
+      return undefined;
+    }
+    if (decoded.badFields.length > 0) {
+      this.metrics?.badValues.inc(
+        { source: 'redis', reason: 'wrong_type' },
+        decoded.badFields.length,
+      );
+      this.warnings.warn(
+        `${key}: ${decoded.badFields.join(', ')} not a string, number or boolean; default used`,
+      );
+    }
+    return decoded;
+  }
+}
+
+type Outcome<T> =
+  { failure?: undefined; value: T } | { failure: 'timeout' | 'error'; value?: undefined };
+
+/** Settles within `ms`: the value, or why not. Never rejects. */
+function within<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMEOUT>(
+    (resolve) => (timer = setTimeout(resolve, ms, TIMEOUT)),
+  );
+  return Promise.race([promise, timeout])
+    .then(
+      (value): Outcome<T> => (value === TIMEOUT ? { failure: 'timeout' } : { value: value as T }),
+      (): Outcome<T> => ({ failure: 'error' }),
+    )
+    .finally(() => clearTimeout(timer));
+}
