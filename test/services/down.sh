@@ -11,7 +11,7 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
 STATE_DIR="${RANKER_SERVICES_DIR:-$REPO_ROOT/.services}"
 MARKER="${RANKER_SERVICES_MARKER:-$STATE_DIR/up.started}"
-STOP_ORDER=(kafka redis)
+STOP_ORDER=(kafka redis-cluster redis)
 
 case "${1:-}" in
 --all) wanted=("${STOP_ORDER[@]}") ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Starts the services the integration/e2e tests need (Redis on 6379, Kafka on 9092), each only
-# if nothing answers on its port yet. What this run starts is added to a marker file so that
-# down.sh stops exactly that and never a service someone else runs.
+# Starts the services the integration/e2e tests need (Redis on 6379, a three-master Redis Cluster
+# on 7000-7002, Kafka on 9092), each only if nothing answers on its port(s) yet. What this run
+# starts is added to a marker file so that down.sh stops exactly that and never a service someone
+# else runs.
 #
 #   test/services/up.sh          (npm run services:up)
 #
@@ -15,7 +16,7 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
 STATE_DIR="${RANKER_SERVICES_DIR:-$REPO_ROOT/.services}"
 MARKER="${RANKER_SERVICES_MARKER:-$STATE_DIR/up.started}"
-SERVICES=(redis kafka)
+SERVICES=(redis redis-cluster kafka)
 
 mkdir -p "$STATE_DIR" "$(dirname "$MARKER")"
 STARTED_LOG="$(mktemp "$STATE_DIR/.up-started.XXXXXX")"
