@@ -91,7 +91,7 @@ describe('rank API: bad input', () => {
     ['a zero topK', { ...ok, topK: 0 }, 400, 'REQUEST_INVALID', 'topK'],
     ['a fractional timeoutMs', { ...ok, timeoutMs: 2.5 }, 400, 'REQUEST_INVALID', 'timeoutMs'],
     ['an unknown field', { ...ok, topk: 3 }, 400, 'REQUEST_INVALID', 'topk'],
-    ['a JSON array body', [ok], 400, 'REQUEST_INVALID', 'user'],
+    ['a JSON array body', [ok], 400, 'REQUEST_INVALID', 'body'],
   ];
 
   it.each(cases)('%s gets a 4xx naming the problem', async (_name, body, status, code, path) => {

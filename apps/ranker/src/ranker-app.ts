@@ -5,7 +5,6 @@ import { loadTypedConfig } from '@app/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { HttpExceptionFilter } from './http/http-exception.filter';
-import { requestValidationPipe } from './http/validation.pipe';
 import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
 
@@ -31,7 +30,6 @@ export async function createRankerApp(
   // JSON is the only body the API takes; other types get 415 instead of being parsed as text.
   app.getHttpAdapter().getInstance().removeContentTypeParser(['text/plain']);
   app.useGlobalFilters(new HttpExceptionFilter());
-  app.useGlobalPipes(requestValidationPipe());
   app.enableShutdownHooks();
   return app;
 }

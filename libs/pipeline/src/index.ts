@@ -16,3 +16,4 @@ export * from './pipeline.config';
 export * from './pipeline.module';
 export * from './rank/rank-request.dto';
 export * from './rank/validation-details';
+export * from './rank/rank-request-validation';

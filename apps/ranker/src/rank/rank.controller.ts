@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { RankRequestDto, RankResult, RankService } from '@app/pipeline';
+import { RankRequest, RankResult, RankService } from '@app/pipeline';
 import type { FastifyRequest } from 'fastify';
+import { RankRequestPipe } from './rank-request.pipe';
 
 @Controller('v1/scenes')
 export class RankController {
@@ -10,7 +11,7 @@ export class RankController {
   @HttpCode(200)
   rank(
     @Param('scene') scene: string,
-    @Body() body: RankRequestDto,
+    @Body(RankRequestPipe) body: RankRequest,
     @Req() request: FastifyRequest,
   ): Promise<RankResult> {
     return this.ranker.rank(scene, { ...body, requestId: request.id });

@@ -1,5 +1,5 @@
 import { RequestInvalidError } from '@app/common';
-import { checkRankRequest } from './rank-request-check';
+import { candidateProblems, checkRankRequest } from './rank-request-check';
 import { RankRequest } from './rank-request';
 
 const request = (...ids: string[]): RankRequest => ({
@@ -25,7 +25,9 @@ describe('checkRankRequest', () => {
 
   it('rejects more candidates than the limit, at path candidates', () => {
     const error = errorOf(request('a', 'b', 'c', 'd'), 3);
-    expect(error.message).toBe('too many candidates: 4 > 3');
+    expect(error.message).toBe(
+      'invalid candidates: candidates: at most 3 candidates per request, got 4',
+    );
     expect(error).toMatchObject({ code: 'REQUEST_INVALID', status: 400 });
     expect(error.details).toEqual([
       { path: 'candidates', message: 'at most 3 candidates per request, got 4' },
@@ -39,7 +41,7 @@ describe('checkRankRequest', () => {
 
   it('rejects a duplicate id at its index, naming the first one', () => {
     const error = errorOf(request('a', 'b', 'c', 'b'), 10);
-    expect(error.message).toBe('duplicate candidate ids');
+    expect(error.message).toContain("candidates[3].id: duplicate id 'b'");
     expect(error.details).toEqual([
       { path: 'candidates[3].id', message: "duplicate id 'b' (first at candidates[1])" },
     ]);
@@ -58,10 +60,56 @@ describe('checkRankRequest', () => {
     expect(() => checkRankRequest(request('a', 'A', 'a '), 10)).not.toThrow();
   });
 
-  it('lists at most 20 duplicates', () => {
-    const error = errorOf(request(...Array.from({ length: 50 }, () => 'same')), 100);
-    expect(error.details).toHaveLength(20);
+  it('lists at most 50 problems', () => {
+    const error = errorOf(request(...Array.from({ length: 100 }, () => 'same')), 200);
+    expect(error.details).toHaveLength(50);
     expect(error.details[0].path).toBe('candidates[1].id');
-    expect(error.details[19].path).toBe('candidates[20].id');
+    expect(error.details[49].path).toBe('candidates[50].id');
+  });
+});
+
+describe('candidateProblems', () => {
+  it('has nothing to report for a valid list', () => {
+    expect(
+      candidateProblems([{ id: 'a' }, { id: 'b', features: { price: 3, promo: true } }], 10),
+    ).toEqual([]);
+  });
+
+  it.each([
+    ['not an array', { id: 'a' }, 'candidates'],
+    ['missing', undefined, 'candidates'],
+    ['empty', [], 'candidates'],
+  ])('rejects a list that is %s at path candidates', (_name, list, path) => {
+    expect(candidateProblems(list, 10).map((d) => d.path)).toEqual([path]);
+  });
+
+  it('names every bad entry with its own index and field', () => {
+    const problems = candidateProblems(
+      [
+        { id: 7 },
+        { id: 'ok' },
+        { id: 'x', features: { tags: ['a'] } },
+        5,
+        { id: '' },
+        { id: 'y', extra: 1 },
+      ],
+      10,
+    );
+    expect(problems).toEqual([
+      { path: 'candidates[0].id', message: 'must be a non-empty string of at most 256 characters' },
+      {
+        path: 'candidates[2].features',
+        message: 'features .tags must be a string, finite number or boolean',
+      },
+      { path: 'candidates[3]', message: 'must be an object { id, features? }' },
+      { path: 'candidates[4].id', message: 'must be a non-empty string of at most 256 characters' },
+      { path: 'candidates[5].extra', message: 'property should not exist' },
+    ]);
+  });
+
+  it('rejects an id longer than 256 characters', () => {
+    expect(candidateProblems([{ id: 'x'.repeat(257) }], 10).map((d) => d.path)).toEqual([
+      'candidates[0].id',
+    ]);
   });
 });

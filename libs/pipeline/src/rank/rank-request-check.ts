@@ -1,31 +1,77 @@
 import { ErrorDetail, RequestInvalidError } from '@app/common';
-import { RankRequest } from './rank-request';
+import { FeatureRow } from '@app/features';
+import { featureMapProblem, MAX_ID_LENGTH } from './rank-request.dto';
+
+/** Enough to fix a request; a list of thousands of errors helps nobody. */
+const MAX_DETAILS = 50;
 
 /**
- * The checks that need more than the shape of a request: the candidate limit and unique ids.
- * Both transports call this through RankService, so it lives here and not in a DTO.
+ * Problems of a candidate list, each with its path: not a non-empty array, over the limit,
+ * an entry that is not `{ id, features? }`, an id that is not a non-empty string, features
+ * that are not a flat map, duplicate ids. One pass, no per-candidate allocation beyond the id
+ * set.
  */
-export function checkRankRequest(request: RankRequest, maxCandidates: number): void {
-  const count = request.candidates.length;
-  if (count > maxCandidates) {
-    throw new RequestInvalidError(`too many candidates: ${count} > ${maxCandidates}`, [
+export function candidateProblems(candidates: unknown, maxCandidates: number): ErrorDetail[] {
+  if (!Array.isArray(candidates))
+    return [{ path: 'candidates', message: 'must be an array of { id, features? }' }];
+  if (candidates.length === 0) return [{ path: 'candidates', message: 'must not be empty' }];
+  if (candidates.length > maxCandidates) {
+    return [
       {
         path: 'candidates',
-        message: `at most ${maxCandidates} candidates per request, got ${count}`,
+        message: `at most ${maxCandidates} candidates per request, got ${candidates.length}`,
       },
-    ]);
+    ];
   }
+  const problems: ErrorDetail[] = [];
   const seen = new Map<string, number>();
-  const duplicates: ErrorDetail[] = [];
-  request.candidates.forEach(({ id }, index) => {
-    const first = seen.get(id);
-    if (first === undefined) seen.set(id, index);
-    else if (duplicates.length < 20) {
-      duplicates.push({
-        path: `candidates[${index}].id`,
-        message: `duplicate id '${id}' (first at candidates[${first}])`,
-      });
+  for (let i = 0; i < candidates.length && problems.length < MAX_DETAILS; i++) {
+    const candidate = candidates[i] as { id?: unknown; features?: unknown } | null;
+    if (candidate === null || typeof candidate !== 'object' || Array.isArray(candidate)) {
+      problems.push({ path: `candidates[${i}]`, message: 'must be an object { id, features? }' });
+      continue;
     }
-  });
-  if (duplicates.length > 0) throw new RequestInvalidError('duplicate candidate ids', duplicates);
+    for (const key in candidate) {
+      if (key !== 'id' && key !== 'features')
+        problems.push({ path: `candidates[${i}].${key}`, message: 'property should not exist' });
+    }
+    const { id, features } = candidate;
+    if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) {
+      problems.push({
+        path: `candidates[${i}].id`,
+        message: `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
+      });
+    } else {
+      const first = seen.get(id);
+      if (first === undefined) seen.set(id, i);
+      else
+        problems.push({
+          path: `candidates[${i}].id`,
+          message: `duplicate id '${id}' (first at candidates[${first}])`,
+        });
+    }
+    if (features !== undefined) {
+      const problem = featureMapProblem(features);
+      if (problem)
+        problems.push({ path: `candidates[${i}].features`, message: `features ${problem}` });
+    }
+  }
+  return problems;
+}
+
+/** Throws RequestInvalidError for any problem of `candidateProblems`. */
+export function checkRankRequest(
+  request: { candidates: readonly { id: string; features?: FeatureRow }[] },
+  maxCandidates: number,
+): void {
+  const problems = candidateProblems(request.candidates, maxCandidates);
+  if (problems.length > 0)
+    throw new RequestInvalidError(`invalid candidates: ${summary(problems)}`, problems);
+}
+
+export function summary(details: readonly ErrorDetail[]): string {
+  return details
+    .slice(0, 5)
+    .map((d) => `${d.path}: ${d.message}`)
+    .join('; ');
 }

@@ -1,7 +1,5 @@
 import { Type } from 'class-transformer';
 import {
-  ArrayNotEmpty,
-  IsArray,
   IsDefined,
   IsInt,
   IsNotEmpty,
@@ -31,7 +29,9 @@ function IsFeatureMap(): PropertyDecorator {
     });
 }
 
-function featureMapProblem(value: unknown): string | undefined {
+export const MAX_ID_LENGTH = 256;
+
+export function featureMapProblem(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return 'must be an object of features';
   for (const [name, v] of Object.entries(value)) {
@@ -43,7 +43,7 @@ function featureMapProblem(value: unknown): string | undefined {
 export class UserDto {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(256)
+  @MaxLength(MAX_ID_LENGTH)
   id: string;
 
   @IsOptional()
@@ -51,18 +51,12 @@ export class UserDto {
   features?: FeatureRow;
 }
 
-export class CandidateDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(256)
-  id: string;
-
-  @IsOptional()
-  @IsFeatureMap()
-  features?: FeatureRow;
-}
-
-/** Shape of a rank request at both edges; limits that need configuration are in checkRankRequest. */
+/**
+ * Everything of a rank request but its candidates, validated by class-validator. The candidate
+ * list (up to thousands of entries) is checked by `candidateProblems` in one tight loop
+ * instead: class-transformer and class-validator cost ~10 ms per 3,000 candidates, on the
+ * event loop.
+ */
 export class RankRequestDto {
   @IsDefined()
   @ValidateNested()
@@ -72,12 +66,6 @@ export class RankRequestDto {
   @IsOptional()
   @IsFeatureMap()
   context?: FeatureRow;
-
-  @IsArray()
-  @ArrayNotEmpty()
-  @ValidateNested({ each: true })
-  @Type(() => CandidateDto)
-  candidates: CandidateDto[];
 
   @IsOptional()
   @IsInt()

@@ -5,7 +5,6 @@ import { PipelineConfig } from '../pipeline.config';
 import { SceneRegistry } from '../scene/scene-registry';
 import { scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
-import { checkRankRequest } from './rank-request-check';
 import { RankedItem, RankRequest, RankResult } from './rank-request';
 
 /** The rank path shared by the HTTP app and the Kafka worker. */
@@ -21,10 +20,10 @@ export class RankService {
     private readonly featureMetrics: FeaturesMetrics,
   ) {}
 
+  /** `request` has passed validateRankRequest at its edge. */
   async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
     const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
-    checkRankRequest(request, this.config.RANK_MAX_CANDIDATES);
     const scene = this.registry.get(sceneName);
     const itemIds = request.candidates.map((c) => c.id);
     const fetched = await this.store.fetch(request.user.id, itemIds, {

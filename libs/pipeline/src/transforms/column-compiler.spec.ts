@@ -45,6 +45,7 @@ function frame(
 /** The column's value for every row of the frame. */
 function values(column: ColumnSpec, f: FeatureFrame): number[] {
   const compiled = compileColumn(column, features);
+  compiled.prepare?.(f);
   return f.itemIds.map((_, row) => compiled.compute(f, row));
 }
 

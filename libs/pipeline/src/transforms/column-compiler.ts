@@ -1,13 +1,17 @@
 import { FeatureValue } from '@app/features';
 import { BundleSpec, ColumnSpec, FeatureRef } from '../bundle/bundle-spec';
 import { FeatureFrame } from './feature-frame';
-import { CROSS_SEPARATOR, fnv1a32 } from './feature-hash';
+import { CROSS_SEPARATOR, FNV_OFFSET_BASIS, fnv1a32 } from './feature-hash';
 
 type RawGetter = (frame: FeatureFrame, row: number) => FeatureValue | undefined;
 
 export interface CompiledColumn {
   /** False when the column reads only user/context features: computed once and tiled. */
   readonly perItem: boolean;
+  /** True when it reads only item features: its value can be kept with the item's row. */
+  readonly itemOnly: boolean;
+  /** Work that depends only on user/context, done once per request before `compute`. */
+  prepare?(frame: FeatureFrame): void;
   compute(frame: FeatureFrame, row: number): number;
 }
 
@@ -18,6 +22,16 @@ export function compileColumn(
 ): CompiledColumn {
   const refs = column.op === 'cross' || column.op === 'match' ? column.features : [column.feature];
   const perItem = refs.some((ref) => ref.source === 'item');
+  const itemOnly = refs.every((ref) => ref.source === 'item');
+  const compiled = compileOp(column, features, perItem);
+  return { ...compiled, perItem, itemOnly };
+}
+
+function compileOp(
+  column: ColumnSpec,
+  features: BundleSpec['features'],
+  perItem: boolean,
+): Omit<CompiledColumn, 'itemOnly'> {
   const text = (ref: FeatureRef) => stringGetter(ref, features);
   const num = (ref: FeatureRef) => numberGetter(ref, features);
   switch (column.op) {
@@ -27,11 +41,31 @@ export function compileColumn(
       return { perItem, compute: (f, i) => fnv1a32(get(f, i)) % buckets };
     }
     case 'cross': {
+      // FNV-1a is a stream: the hash of "a<sep>b" continues the hash of "a<sep>". Leading
+      // user/context values are hashed once per request, and no joined string is built.
       const gets = column.features.map(text);
-      const buckets = column.buckets;
+      const lead = column.features.findIndex((ref) => ref.source === 'item');
+      const fixed = lead < 0 ? gets.length : lead;
+      const { buckets } = column;
+      const hashFrom = (f: FeatureFrame, i: number, start: number, seed: number) => {
+        let h = seed;
+        for (let j = start; j < gets.length; j++) {
+          if (j > 0) h = fnv1a32(CROSS_SEPARATOR, h);
+          h = fnv1a32(gets[j](f, i), h);
+        }
+        return h;
+      };
+      let prefix = FNV_OFFSET_BASIS;
       return {
         perItem,
-        compute: (f, i) => fnv1a32(gets.map((g) => g(f, i)).join(CROSS_SEPARATOR)) % buckets,
+        prepare: (f) => {
+          prefix = FNV_OFFSET_BASIS;
+          for (let j = 0; j < fixed; j++) {
+            if (j > 0) prefix = fnv1a32(CROSS_SEPARATOR, prefix);
+            prefix = fnv1a32(gets[j](f, 0), prefix);
+          }
+        },
+        compute: (f, i) => hashFrom(f, i, fixed, prefix) % buckets,
       };
     }
     case 'bucketize': {

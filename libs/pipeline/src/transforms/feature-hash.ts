@@ -2,10 +2,10 @@
  * FNV-1a, 32 bit, over the UTF-8 bytes of a value's string form. Training pipelines must bucket
  * ids the same way, so this is documented in the README and kept dependency-free.
  */
-const OFFSET_BASIS = 0x811c9dc5;
+export const FNV_OFFSET_BASIS = 0x811c9dc5;
 const PRIME = 0x01000193;
 
-export function fnv1a32(text: string, seed = OFFSET_BASIS): number {
+export function fnv1a32(text: string, seed = FNV_OFFSET_BASIS): number {
   let h = seed;
   for (let i = 0; i < text.length; i++) {
     let code = text.charCodeAt(i);

@@ -51,8 +51,11 @@ const frame: FeatureFrame = {
 };
 
 /** Expected value of column `c` of `input` at `row`, straight from compileColumn. */
-const cell = (input: ModelInputSpec, c: number, row: number) =>
-  compileColumn(input.columns[c], features).compute(frame, row);
+const cell = (input: ModelInputSpec, c: number, row: number) => {
+  const column = compileColumn(input.columns[c], features);
+  column.prepare?.(frame);
+  return column.compute(frame, row);
+};
 
 describe('TensorBuilder', () => {
   const feeds = new TensorBuilder(inputs, features).build(frame);
@@ -155,5 +158,24 @@ describe('TensorBuilder', () => {
     expect(a.dense.data).not.toBe(b.dense.data);
     expect(a.dense.data).toEqual(b.dense.data);
     expect(a.sparse_ids.data).toEqual(b.sparse_ids.data);
+  });
+
+  it('keeps item-only values with the row object: a changed row is recomputed', () => {
+    const builder = new TensorBuilder(inputs, features);
+    const stored = { price: 4, category: 'toys' };
+    const at = (f: FeatureFrame) => Array.from(builder.build(f).dense.data as Float32Array);
+    const single = (row: typeof stored, id = 'item-x'): FeatureFrame => ({
+      ...frame,
+      itemIds: [id],
+      itemRequest: [undefined],
+      itemStored: [row],
+    });
+    const first = at(single(stored));
+    expect(at(single(stored))).toEqual(first);
+    const updated = { ...stored, price: 400 };
+    expect(at(single(updated))[1]).toBeCloseTo(Math.log1p(400), 5);
+    // The same row object under another id is not mistaken for the first item.
+    const sparse = (f: FeatureFrame) => builder.build(f).sparse_ids.data as BigInt64Array;
+    expect(sparse(single(stored, 'item-y'))[0]).toBe(BigInt(fnv1a32('item-y') % MAX_BUCKETS));
   });
 });
