@@ -65,7 +65,7 @@ export class FeaturesMetrics {
     });
     this.updates = new Counter({
       name: 'ranker_features_updates_total',
-      help: 'Feature update messages, by result (written, stale, cache_refreshed, dead_lettered)',
+      help: 'Feature update messages, by result (written, stale, empty, dead_lettered, failed: retried later, cache_refreshed)',
       labelNames: ['result'],
       registers,
     });

@@ -95,3 +95,9 @@ export class ModelLoadError extends RankerError {
   readonly code = 'MODEL_LOAD_FAILED';
   readonly status = 500;
 }
+
+/** A feature update could not be written (Redis or the dead-letter topic failed); it is retried. */
+export class FeatureUpdateFailedError extends RankerError {
+  readonly code = 'FEATURE_UPDATE_FAILED';
+  readonly status = 503;
+}

@@ -49,7 +49,9 @@ export class RedisFeatureStore extends FeatureStore {
     const hits = itemIds.length - misses.length;
     const userKey = this.keys.key('user', userId);
     const missKeys = misses.map((i) => this.keys.key('item', itemIds[i]));
-    const userRead = this.redis.get(userKey);
+    const userRead = this.redis
+      .get(userKey)
+      .catch((error: Error) => this.wrongType(userKey, error));
     const itemRead =
       misses.length > 0 ? this.readItems(missKeys) : Promise.resolve([] as (string | null)[]);
     const roundTrips = this.roundTrips([userKey, ...missKeys]);
@@ -133,6 +135,14 @@ export class RedisFeatureStore extends FeatureStore {
       this.cache.fill(ids[i], item);
       return item.row;
     });
+  }
+
+  /** GET of a key holding a hash, list, ...: bad data (defaults, counted), not a Redis outage. */
+  private wrongType(key: string, error: Error): null {
+    if (!error.message.startsWith('WRONGTYPE')) throw error;
+    this.metrics?.badValues.inc({ source: 'redis', reason: 'wrong_type' });
+    this.warnings.warn(`${key}: not a string key; its features take their defaults`);
+    return null;
   }
 
   private decode(key: string, blob: string): { row: FeatureRow; ts: number } | undefined {
