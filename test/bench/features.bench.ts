@@ -35,6 +35,7 @@ const MODEL = join(__dirname, '../../models/feed/v1/ctr.onnx');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 3000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const CLUSTER_ITERATIONS = Number(process.env.BENCH_CLUSTER_ITERATIONS ?? 50);
+const CLUSTER_SLOT_BUCKETS = Number(process.env.BENCH_CLUSTER_SLOT_BUCKETS ?? 256);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CLUSTER_NODES =
   process.env.BENCH_CLUSTER_NODES ?? '127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002';
@@ -99,7 +100,7 @@ async function target(name: string, config: FeaturesConfig, itemIds: string[]): 
   const redis = await connectRedis(config, logger);
   if (redis.status !== 'ready') throw new Error(`${name}: Redis not ready`);
   const prefix = `bench:${randomUUID().slice(0, 8)}:`;
-  const keys = new RedisKeys(prefix);
+  const keys = new RedisKeys(prefix, config.FEATURES_REDIS_SLOT_BUCKETS);
   await new RedisFeatureWriter(redis, keys).putRows([
     { entity: 'user', id: 'u1', fields: { age: 31, gender: 'f', city: 'c7', level: 4 } },
     ...itemIds.map((id, i) => ({ entity: 'item' as const, id, fields: itemRow(i) })),
@@ -216,24 +217,36 @@ async function main(): Promise<void> {
   const extra: Record<string, number> = {};
   const seeds = CLUSTER_NODES === '' ? [] : CLUSTER_NODES.split(',');
   if (seeds.length > 0 && (await answers(seeds[0]))) {
-    const cluster = await target(
-      'cluster',
-      Object.assign(new FeaturesConfig(), { REDIS_CLUSTER_NODES: CLUSTER_NODES }),
-      itemIds,
-    );
-    try {
-      await measure(cluster.store, itemIds, 5, true);
-      const clusterCold = await measure(cluster.store, itemIds, CLUSTER_ITERATIONS, true);
-      const clusterWarm = await measure(cluster.store, itemIds, CLUSTER_ITERATIONS, false);
-      console.log(row(`cluster (${seeds.length} seeds), cold cache`, clusterCold, raw.best));
-      console.log(row(`cluster (${seeds.length} seeds), warm cache`, clusterWarm, raw.best));
-      Object.assign(extra, {
-        cluster_cold_fetch_ms_p50: +percentile(clusterCold.ms, 50).toFixed(3),
-        cluster_warm_fetch_ms_p50: +percentile(clusterWarm.ms, 50).toFixed(3),
-        cluster_round_trips_per_request: +clusterCold.roundTrips.toFixed(2),
-      });
-    } finally {
-      await cluster.cleanup();
+    // Plain layout (one slot per key) and the hash-tagged layout (FEATURES_REDIS_SLOT_BUCKETS).
+    for (const buckets of [0, CLUSTER_SLOT_BUCKETS]) {
+      const suffix = buckets === 0 ? '' : `_slot_buckets_${buckets}`;
+      const cluster = await target(
+        'cluster',
+        Object.assign(new FeaturesConfig(), {
+          REDIS_CLUSTER_NODES: CLUSTER_NODES,
+          FEATURES_REDIS_SLOT_BUCKETS: buckets,
+        }),
+        itemIds,
+      );
+      try {
+        await measure(cluster.store, itemIds, 5, true);
+        const clusterCold = await measure(cluster.store, itemIds, CLUSTER_ITERATIONS, true);
+        const clusterWarm = await measure(cluster.store, itemIds, CLUSTER_ITERATIONS, false);
+        const layout = buckets === 0 ? 'one slot per key' : `${buckets} slot buckets`;
+        console.log(
+          row(`cluster (${seeds.length} seeds, ${layout}), cold cache`, clusterCold, raw.best),
+        );
+        console.log(
+          row(`cluster (${seeds.length} seeds, ${layout}), warm cache`, clusterWarm, raw.best),
+        );
+        Object.assign(extra, {
+          [`cluster${suffix}_cold_fetch_ms_p50`]: +percentile(clusterCold.ms, 50).toFixed(3),
+          [`cluster${suffix}_warm_fetch_ms_p50`]: +percentile(clusterWarm.ms, 50).toFixed(3),
+          [`cluster${suffix}_round_trips_per_request`]: +clusterCold.roundTrips.toFixed(2),
+        });
+      } finally {
+        await cluster.cleanup();
+      }
     }
   } else {
     console.log(`cluster: nothing answers on ${seeds[0] ?? '(none configured)'}; skipped`);

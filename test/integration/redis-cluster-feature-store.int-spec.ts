@@ -185,4 +185,29 @@ describe('RedisFeatureStore (real Redis Cluster, 3 masters)', () => {
       .sort();
     expect(ports).toEqual(PORTS);
   });
+
+  it('with slot buckets, 3,000 keys take at most that many MGETs and every row comes back', async () => {
+    const buckets = 64;
+    const tagged = new RedisKeys(`${prefix}b:`, buckets);
+    expect(tagged.key('item', 'i7')).toMatch(new RegExp(`^${prefix}b:item:\\{\\d+\\}:i7$`));
+    const taggedWriter = new RedisFeatureWriter(cluster, tagged);
+    await taggedWriter.putRows([
+      ...itemIds.map((id, i) => ({ entity: 'item' as const, id, fields: itemRow(i) })),
+      { entity: 'user', id: 'u1', fields: userRow },
+    ]);
+    const metrics = new FeaturesMetrics(new Registry());
+    const cache = new ItemCache({ maxEntries: 100_000, maxBytes: 1 << 26, ttlMs: 60_000 });
+    const store = new RedisFeatureStore(cluster, tagged, cache, 2000, metrics);
+
+    const stop = await recordMasters();
+    const fetched = await store.fetch('u1', itemIds);
+    const byNode = await stop();
+
+    expect(fetched.degraded).toBe(false);
+    expect(fetched.user).toEqual(userRow);
+    fetched.items.forEach((row, i) => expect(row).toEqual(itemRow(i)));
+    const mgets = [...byNode.values()].flat().filter(([name]) => name === 'mget');
+    expect(mgets.length).toBeLessThanOrEqual(buckets);
+    expect(mgets.reduce((n, [, ...args]) => n + args.length, 0)).toBe(N);
+  });
 });

@@ -1,5 +1,6 @@
 /**
- * npm run features:load -- [file] [--redis redis://host:port | --cluster host:port,...] [--prefix rk:]
+ * npm run features:load -- [file] [--redis redis://host:port | --cluster host:port,...]
+ *   [--prefix rk:] [--slot-buckets N]
  * Writes a JSON-lines feature file (default models/demo/features.jsonl) into Redis in the
  * layout the service reads: one JSON blob per entity under <prefix><entity>:<id>.
  */
@@ -24,10 +25,14 @@ async function main(): Promise<void> {
     REDIS_URL: option('--redis') ?? 'redis://127.0.0.1:6379',
     REDIS_CLUSTER_NODES: option('--cluster') ?? '',
     FEATURES_REDIS_KEY_PREFIX: option('--prefix') ?? 'rk:',
+    FEATURES_REDIS_SLOT_BUCKETS: Number(option('--slot-buckets') ?? 0),
   });
   const file = resolve(args[0] ?? 'models/demo/features.jsonl');
   const redis = await connectRedis(config, new Logger('load-features'));
-  const writer = new RedisFeatureWriter(redis, new RedisKeys(config.FEATURES_REDIS_KEY_PREFIX));
+  const writer = new RedisFeatureWriter(
+    redis,
+    new RedisKeys(config.FEATURES_REDIS_KEY_PREFIX, config.FEATURES_REDIS_SLOT_BUCKETS),
+  );
   const written = await writer.putRows(await readFeatureFile(file));
   console.log(`wrote ${written} rows from ${file}`);
   await redis.quit();

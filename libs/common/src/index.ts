@@ -2,3 +2,4 @@ export * from './errors/ranker-error';
 export * from './config/typed-config';
 export * from './config/kafka.config';
 export * from './metrics/metrics.module';
+export * from './hash/fnv1a';

@@ -22,6 +22,15 @@ export class FeaturesConfig {
   @Matches(/^[\w:.-]*$/, { message: 'may only contain letters, digits, _ : . -' })
   FEATURES_REDIS_KEY_PREFIX = 'rk:';
 
+  /**
+   * Hash-tag buckets of the key layout (0: none). For a Redis Cluster, 256 bounds a request to
+   * 256 MGETs whatever its candidate count; without it every key is its own slot.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(16384)
+  FEATURES_REDIS_SLOT_BUCKETS = 0;
+
   /** Per-request wait for Redis; past it, missing rows take their defaults and the answer is degraded. */
   @IsInt()
   @Min(1)

@@ -32,7 +32,8 @@ const logger = new Logger('FeaturesModule');
     {
       provide: RedisKeys,
       inject: [FeaturesConfig],
-      useFactory: (config: FeaturesConfig) => new RedisKeys(config.FEATURES_REDIS_KEY_PREFIX),
+      useFactory: (config: FeaturesConfig) =>
+        new RedisKeys(config.FEATURES_REDIS_KEY_PREFIX, config.FEATURES_REDIS_SLOT_BUCKETS),
     },
     {
       provide: ItemCache,

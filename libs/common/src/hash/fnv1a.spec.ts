@@ -1,4 +1,7 @@
-import { CROSS_SEPARATOR, fnv1a32 } from './feature-hash';
+import { fnv1a32 } from './fnv1a';
+
+/** The separator of cross columns (libs/pipeline), spelled out: common must not import pipeline. */
+const CROSS_SEPARATOR = '\u0001';
 
 /** FNV-1a 32-bit over raw bytes, written independently of the code under test. */
 function fnvOfBytes(bytes: Uint8Array): number {
