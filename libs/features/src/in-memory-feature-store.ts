@@ -22,7 +22,7 @@ export class InMemoryFeatureStore extends FeatureStore {
 
   async fetch(userId: string, itemIds: readonly string[]): Promise<FeatureFetch> {
     return {
-      user: this.users.get(userId),
+      user: await this.getUser(userId),
       items: await this.getItems(itemIds),
       degraded: false,
       stats: { roundTrips: 0, cacheHits: 0, cacheMisses: 0 },

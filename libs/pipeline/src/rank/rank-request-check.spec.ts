@@ -1,5 +1,6 @@
 import { RequestInvalidError } from '@app/common';
-import { candidateProblems, checkRankRequest } from './rank-request-check';
+import { candidateProblems } from './rank-request-check';
+import { validateRankRequest } from './rank-request-validation';
 import { RankRequest } from './rank-request';
 
 const request = (...ids: string[]): RankRequest => ({
@@ -7,26 +8,28 @@ const request = (...ids: string[]): RankRequest => ({
   candidates: ids.map((id) => ({ id })),
 });
 
-/** The error checkRankRequest throws; fails the test if it does not throw. */
+const check = (req: RankRequest, max: number) => validateRankRequest(req, max);
+
+/** The error validateRankRequest throws; fails the test if it does not throw. */
 function errorOf(req: RankRequest, max: number): RequestInvalidError {
   try {
-    checkRankRequest(req, max);
+    check(req, max);
   } catch (error) {
     expect(error).toBeInstanceOf(RequestInvalidError);
     return error as RequestInvalidError;
   }
-  throw new Error('expected checkRankRequest to throw');
+  throw new Error('expected validateRankRequest to throw');
 }
 
-describe('checkRankRequest', () => {
+describe('validateRankRequest: the candidate list', () => {
   it('accepts distinct ids up to the limit', () => {
-    expect(() => checkRankRequest(request('a', 'b', 'c'), 3)).not.toThrow();
+    expect(() => check(request('a', 'b', 'c'), 3)).not.toThrow();
   });
 
   it('rejects more candidates than the limit, at path candidates', () => {
     const error = errorOf(request('a', 'b', 'c', 'd'), 3);
     expect(error.message).toBe(
-      'invalid candidates: candidates: at most 3 candidates per request, got 4',
+      'invalid request: candidates: at most 3 candidates per request, got 4',
     );
     expect(error).toMatchObject({ code: 'REQUEST_INVALID', status: 400 });
     expect(error.details).toEqual([
@@ -57,7 +60,7 @@ describe('checkRankRequest', () => {
   });
 
   it('treats ids as case-sensitive strings', () => {
-    expect(() => checkRankRequest(request('a', 'A', 'a '), 10)).not.toThrow();
+    expect(() => check(request('a', 'A', 'a '), 10)).not.toThrow();
   });
 
   it('lists at most 50 problems', () => {

@@ -1,5 +1,4 @@
-import { ErrorDetail, RequestInvalidError } from '@app/common';
-import { FeatureRow } from '@app/features';
+import { ErrorDetail } from '@app/common';
 import { featureMapProblem, MAX_ID_LENGTH } from './rank-request.dto';
 
 /** Enough to fix a request; a list of thousands of errors helps nobody. */
@@ -57,16 +56,6 @@ export function candidateProblems(candidates: unknown, maxCandidates: number): E
     }
   }
   return problems;
-}
-
-/** Throws RequestInvalidError for any problem of `candidateProblems`. */
-export function checkRankRequest(
-  request: { candidates: readonly { id: string; features?: FeatureRow }[] },
-  maxCandidates: number,
-): void {
-  const problems = candidateProblems(request.candidates, maxCandidates);
-  if (problems.length > 0)
-    throw new RequestInvalidError(`invalid candidates: ${summary(problems)}`, problems);
 }
 
 export function summary(details: readonly ErrorDetail[]): string {
