@@ -8,9 +8,8 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-STATE_DIR="${RANKER_SERVICES_DIR:-$REPO_ROOT/.services}"
-MARKER="${RANKER_SERVICES_MARKER:-$STATE_DIR/up.started}"
+# shellcheck source-path=SCRIPTDIR source=service-lib.sh
+source "$SCRIPT_DIR/service-lib.sh" # STATE_DIR, MARKER
 STOP_ORDER=(kafka redis-cluster redis)
 
 case "${1:-}" in

@@ -18,9 +18,10 @@
 #      RANKER_SERVICES_STARTED_LOG  if set, "kafka" is appended to this file when `up` starts it
 set -euo pipefail
 
+SERVICE=kafka
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-STATE_DIR="${RANKER_SERVICES_DIR:-$REPO_ROOT/.services}"
+# shellcheck source-path=SCRIPTDIR source=service-lib.sh
+source "$SCRIPT_DIR/service-lib.sh" # STATE_DIR, die, ensure_cmd, port_open, stop_pids, service_main
 POM="$SCRIPT_DIR/kafka/pom.xml"
 
 HOST=127.0.0.1
@@ -48,36 +49,7 @@ PID_FILE="$STATE_DIR/kafka.pid"
 INFO_FILE="$STATE_DIR/kafka.info"     # version / cluster id / pid of the broker this script started
 LOCK_FILE="$STATE_DIR/kafka.lock"
 
-die() {
-  echo "kafka: ERROR: $*" >&2
-  exit 1
-}
-
-# --- package installation (only when a binary is missing) -----------------------------------
-APT_UPDATED=0
-ensure_cmd() { # ensure_cmd <binary> <debian package>
-  command -v "$1" >/dev/null 2>&1 && return 0
-  local sudo=()
-  if [[ "$(id -u)" != 0 ]]; then
-    command -v sudo >/dev/null 2>&1 || die "'$1' is missing and not root (install package $2)"
-    sudo=(sudo)
-  fi
-  command -v apt-get >/dev/null 2>&1 || die "'$1' is missing and apt-get is unavailable (install $2)"
-  echo "kafka: '$1' not found, installing $2 with apt-get" >&2
-  if [[ "$APT_UPDATED" == 0 ]]; then
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
-    APT_UPDATED=1
-  fi
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2 || die "apt-get install $2 failed"
-  hash -r
-  command -v "$1" >/dev/null 2>&1 || die "'$1' still missing after installing $2"
-}
-
-# --- probes -------------------------------------------------------------------------------
-port_open() { # port_open <port>
-  timeout 3 bash -c "exec 3<>/dev/tcp/$HOST/$1" >/dev/null 2>&1
-}
-
+# --- probes (port_open: service-lib.sh) --------------------------------------------------
 # kafka_request <request bytes (printf escapes, without the size prefix)> <response bytes to read>
 # Sends one Kafka request over bash /dev/tcp and prints the first response bytes as decimals.
 kafka_request() {
@@ -125,26 +97,14 @@ coordinator_probe() {
 }
 
 # pid of the broker this script started, if it is still alive (verified via its command line)
-managed_pid() {
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'kafka\.Kafka' || return 1
-  echo "$pid"
-}
+managed_pid() { pidfile_pid "$PID_FILE" 'kafka\.Kafka'; }
 
 info_value() { # info_value <key>
   [[ -f "$INFO_FILE" ]] && sed -n "s/^$1=//p" "$INFO_FILE" | head -n 1
 }
 
 log_tail() {
-  if [[ -f "$LOG_FILE" ]]; then
-    echo "----- last 40 lines of $LOG_FILE -----" >&2
-    tail -n 40 "$LOG_FILE" >&2
-    echo "--------------------------------------" >&2
-  fi
+  if [[ -f "$LOG_FILE" ]]; then show_log "$LOG_FILE" 40; fi
 }
 
 check_java() { # Kafka 4.x brokers need Java 17+
@@ -305,22 +265,12 @@ cmd_up() {
     fi
     sleep 0.5
   done
-  [[ -n "${RANKER_SERVICES_STARTED_LOG:-}" ]] && echo kafka >>"$RANKER_SERVICES_STARTED_LOG"
+  record_started
   echo "kafka: started $(info_value version) on $PORT in $((SECONDS - t0)) s"
 }
 
 stop_pid() { # stop_pid <pid>: SIGTERM, wait, SIGKILL
-  local pid=$1 deadline=$((SECONDS + STOP_TIMEOUT))
-  kill -TERM "$pid" 2>/dev/null || return 0
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((SECONDS >= deadline)); then
-      echo "kafka: pid $pid still alive after ${STOP_TIMEOUT}s, sending SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.5
-      break
-    fi
-    sleep 0.2
-  done
+  stop_pids pid "$STOP_TIMEOUT" 0.2 0.5 "$1"
 }
 
 cmd_down() {
@@ -362,22 +312,5 @@ cmd_status() {
   return 1
 }
 
-main() {
-  local cmd="${1:-}"
-  case "$cmd" in
-  up | down | status) ;;
-  *)
-    echo "usage: $0 up|down|status" >&2
-    exit 2
-    ;;
-  esac
-  mkdir -p "$STATE_DIR"
-  # serialize concurrent up/down calls (two test runs starting at once)
-  exec 9>"$LOCK_FILE"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 300 9 || die "timed out waiting for $LOCK_FILE"
-  fi
-  "cmd_$cmd"
-}
-
-main "$@"
+# lock wait: a concurrent up may take a while (jar download, broker start)
+service_main 300 "$@"

@@ -18,9 +18,10 @@
 #      RANKER_SERVICES_STARTED_LOG  if set, "redis-cluster" is appended to this file when `up` starts it
 set -euo pipefail
 
+SERVICE=redis-cluster
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-STATE_DIR="${RANKER_SERVICES_DIR:-$REPO_ROOT/.services}"
+# shellcheck source-path=SCRIPTDIR source=service-lib.sh
+source "$SCRIPT_DIR/service-lib.sh" # STATE_DIR, die, ensure_cmd, probes, stop_pids, service_main
 
 HOST=127.0.0.1
 BASE_PORT="${RANKER_REDIS_CLUSTER_PORT:-7000}"
@@ -34,11 +35,6 @@ TOTAL_SLOTS=16384
 RUN_DIR="$STATE_DIR/redis-cluster"           # <port>/ per node (its nodes.conf), recreated on up
 CREATE_LOG="$STATE_DIR/redis-cluster-create-$BASE_PORT.log"
 LOCK_FILE="$STATE_DIR/redis-cluster.lock"
-
-die() {
-  echo "redis-cluster: ERROR: $*" >&2
-  exit 1
-}
 
 if ! [[ "$BASE_PORT" =~ ^[0-9]+$ ]] || ((BASE_PORT < 1 || BASE_PORT + NODE_COUNT - 1 + BUS_OFFSET > 65535)); then
   die "RANKER_REDIS_CLUSTER_PORT=$BASE_PORT is not a usable port (it and the next $((NODE_COUNT - 1)) plus $BUS_OFFSET must be <= 65535)"
@@ -57,51 +53,7 @@ remove_node_dirs() {
 log_file() { echo "$STATE_DIR/redis-cluster-$1.log"; }
 pid_file() { echo "$STATE_DIR/redis-cluster-$1.pid"; }
 
-APT_UPDATED=0
-ensure_cmd() { # ensure_cmd <binary> <debian package>
-  command -v "$1" >/dev/null 2>&1 && return 0
-  local sudo=()
-  if [[ "$(id -u)" != 0 ]]; then
-    command -v sudo >/dev/null 2>&1 || die "'$1' is missing and not root (install package $2)"
-    sudo=(sudo)
-  fi
-  command -v apt-get >/dev/null 2>&1 || die "'$1' is missing and apt-get is unavailable (install $2)"
-  echo "redis-cluster: '$1' not found, installing $2 with apt-get" >&2
-  if [[ "$APT_UPDATED" == 0 ]]; then
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
-    APT_UPDATED=1
-  fi
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2 || die "apt-get install $2 failed"
-  hash -r
-  command -v "$1" >/dev/null 2>&1 || die "'$1' still missing after installing $2"
-}
-
-# --- probes (bash /dev/tcp, so status/down need no redis-cli) -----------------------------
-port_open() { # port_open <port>
-  timeout 3 bash -c "exec 3<>/dev/tcp/$HOST/$1" >/dev/null 2>&1
-}
-
-# redis_cmd <port> <inline command>: prints the reply (a bulk string's body, or the status/error
-# line as is); fails if nothing answers in time.
-redis_cmd() {
-  # shellcheck disable=SC2016 # expanded by the inner bash
-  timeout 3 bash -c '
-    exec 3<>"/dev/tcp/$0/$1" || exit 1
-    printf "%s\r\n" "$2" >&3
-    IFS= read -r -t 2 line <&3 || exit 1
-    line="${line%"$3"}"
-    case "$line" in
-    "\$-1") ;;
-    "\$"*) head -c "${line#?}" <&3 ;;
-    *) printf "%s\n" "$line" ;;
-    esac
-  ' "$HOST" "$1" "$2" $'\r' 2>/dev/null
-}
-
-ping_ok() { # ping_ok <port>
-  [[ "$(redis_cmd "$1" PING)" == "+PONG" ]]
-}
-
+# --- probes (port_open, redis_cmd, ping_ok: service-lib.sh) ---------------------------------
 # node_health <port>: prints "ok" for a node that reports cluster_state:ok with all slots
 # assigned, otherwise a short description (for messages); fails unless "ok".
 node_health() {
@@ -131,16 +83,7 @@ cluster_ok() { # every node is healthy
 
 # pid of the node this script started on <port>, if alive (verified via its process title,
 # "redis-server 127.0.0.1:<port> [cluster]")
-managed_pid() {
-  local f pid
-  f="$(pid_file "$1")"
-  [[ -f "$f" ]] || return 1
-  pid="$(cat "$f" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "redis-server.*:$1\b" || return 1
-  echo "$pid"
-}
+managed_pid() { pidfile_pid "$(pid_file "$1")" "redis-server.*:$1\b"; }
 
 managed_pids() { # pids of all live nodes this script started (space separated); fails if none
   local p pid out=()
@@ -155,9 +98,7 @@ log_tails() { # log_tails <file>...
   local f
   for f in "$@"; do
     [[ -s "$f" ]] || continue
-    echo "----- last 20 lines of $f -----" >&2
-    tail -n 20 "$f" | sed 's/\x1b\[[0-9;]*m//g' >&2
-    echo "--------------------------------------" >&2
+    show_log "$f" 20 sed 's/\x1b\[[0-9;]*m//g'
   done
 }
 
@@ -166,32 +107,14 @@ node_logs() {
   for p in "${PORTS[@]}"; do log_file "$p"; done
 }
 
-# stop_pids <pid>...: SIGTERM to all at once (no persistence configured, so they exit at once;
-# a redis-server still takes ~2 s to go away on some machines), then SIGKILL after a timeout
-stop_pids() {
-  local pid alive deadline=$((SECONDS + STOP_TIMEOUT))
-  (($# > 0)) || return 0
-  kill -TERM "$@" 2>/dev/null || true
-  while :; do
-    alive=()
-    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
-    ((${#alive[@]} > 0)) || return 0
-    if ((SECONDS >= deadline)); then
-      echo "redis-cluster: pids ${alive[*]} still alive after ${STOP_TIMEOUT}s, sending SIGKILL" >&2
-      kill -KILL "${alive[@]}" 2>/dev/null || true
-      sleep 0.2
-      return 0
-    fi
-    sleep 0.1
-  done
-}
-
 stop_managed() { # stops every node this script started
   local p pid pids=()
   for p in "${PORTS[@]}"; do
     if pid="$(managed_pid "$p")"; then pids+=("$pid"); fi
   done
-  stop_pids "${pids[@]}"
+  # SIGTERM to all at once (no persistence configured, so they exit at once; a redis-server
+  # still takes ~2 s to go away on some machines), then SIGKILL after a timeout
+  stop_pids pids "$STOP_TIMEOUT" 0.1 0.2 "${pids[@]}"
   for p in "${PORTS[@]}"; do rm -f "$(pid_file "$p")"; done
 }
 
@@ -290,7 +213,7 @@ cmd_up() {
       sleep 0.2
     done
   done
-  [[ -n "${RANKER_SERVICES_STARTED_LOG:-}" ]] && echo redis-cluster >>"$RANKER_SERVICES_STARTED_LOG"
+  record_started
   echo "redis-cluster: started $NODE_COUNT masters on $PORT_RANGE (pids $(managed_pids)) in $((SECONDS - t0)) s"
 }
 
@@ -334,21 +257,4 @@ cmd_status() {
   return 1
 }
 
-main() {
-  local cmd="${1:-}"
-  case "$cmd" in
-  up | down | status) ;;
-  *)
-    echo "usage: $0 up|down|status" >&2
-    exit 2
-    ;;
-  esac
-  mkdir -p "$STATE_DIR"
-  exec 9>"$LOCK_FILE"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 120 9 || die "timed out waiting for $LOCK_FILE"
-  fi
-  "cmd_$cmd"
-}
-
-main "$@"
+service_main 120 "$@"

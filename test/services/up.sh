@@ -13,9 +13,8 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-STATE_DIR="${RANKER_SERVICES_DIR:-$REPO_ROOT/.services}"
-MARKER="${RANKER_SERVICES_MARKER:-$STATE_DIR/up.started}"
+# shellcheck source-path=SCRIPTDIR source=service-lib.sh
+source "$SCRIPT_DIR/service-lib.sh" # STATE_DIR, MARKER
 SERVICES=(redis redis-cluster kafka)
 
 mkdir -p "$STATE_DIR" "$(dirname "$MARKER")"
