@@ -46,7 +46,9 @@ export async function closedLoop(
   rowsPerCall: number,
   call: (caller: number) => Promise<unknown>,
 ): Promise<LoopResult> {
-  const monitor = monitorEventLoopDelay({ resolution: Number(process.env.BENCH_EL_RESOLUTION_MS ?? 1) });
+  const monitor = monitorEventLoopDelay({
+    resolution: Number(process.env.BENCH_EL_RESOLUTION_MS ?? 1),
+  });
   const latencies: number[] = [];
   let rows = 0;
   const start = performance.now();
