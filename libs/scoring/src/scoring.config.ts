@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 
 export class ScoringConfig {
   /**
-   * Batches running at once across all models (default: one per core). More busy inference
+   * Model instances running at once across all models (default: one per core). More busy inference
    * threads than cores starve the event loop.
    */
   @IsInt()

@@ -239,6 +239,27 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
     });
   });
 
+  describe('queueing behind a running instance', () => {
+    it('queues a full batch behind the running one when a deep backlog waits', async () => {
+      await load('deep', { batching: { maxBatchRows: 512, maxQueueDelayMicros: 0 } });
+      const instance = engine.pool('deep')!.live[0];
+      const feeds = ctrFeeds(3000, 40);
+      const out = score('deep', feeds);
+      expect(instance.load).toBe(2); // one 512-row batch running, one queued behind it
+      expectClose((await bounded(out, 'deep backlog')).ctr.data, await raw(feeds));
+    });
+
+    it('keeps a shallow backlog waiting for the instance, to merge more rows', async () => {
+      await load('shallow', { batching: { maxBatchRows: 512, maxQueueDelayMicros: 0 } });
+      const instance = engine.pool('shallow')!.live[0];
+      const first = score('shallow', ctrFeeds(512, 41));
+      const second = score('shallow', ctrFeeds(600, 42));
+      expect(instance.load).toBe(1);
+      await bounded(Promise.all([first, second]), 'shallow backlog');
+      expect(await batches('shallow', 512)).toMatchObject({ count: 3, rows: 1112 });
+    });
+  });
+
   describe('back-pressure', () => {
     it('refuses requests past maxQueueRows at once with OverloadedError and scores the rest', async () => {
       await load('bounded', { batching: { maxQueueRows: 100, maxQueueDelayMicros: 50_000 } });
@@ -302,13 +323,13 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       const instance = engine.pool('busy')!.live[0];
       // About 30,000 rows keep the single instance busy far longer than the 30 ms deadline.
       const big = score('busy', ctrFeeds(30_000, 3));
-      expect(instance.busy).toBe(true);
+      expect(instance.load).toBeGreaterThan(0);
       const error = await rejectionOf(
         score('busy', ctrFeeds(10, 4), performance.now() + 30),
         'queued request',
       );
       expect(error).toBeInstanceOf(DeadlineExceededError);
-      expect(instance.busy).toBe(true); // dropped while the big batch still ran
+      expect(instance.load).toBeGreaterThan(0); // dropped while the big batch still ran
       await bounded(big, 'big request');
       expect(await counter('ranker_scoring_rows_total', 'busy')).toBe(30_000);
       expect(await batches('busy', 65_536)).toMatchObject({ count: 1, rows: 30_000 });
@@ -459,7 +480,7 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       // synchronous block, so the engine still dispatches the batch to the dying worker.
       void dead.worker.terminate();
       const inFlight = score('crash', ctrFeeds(500, 12));
-      expect(dead.busy).toBe(true);
+      expect(dead.load).toBeGreaterThan(0);
       const error = await rejectionOf(inFlight, 'request in flight on the dead worker');
       expect(error).toBeInstanceOf(WorkerCrashedError);
       expect((error as RankerError).code).toBe('WORKER_CRASHED');

@@ -40,6 +40,7 @@ export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestro
       full,
       () => batcher.pump(),
       () => this.metrics?.workerRestarts.inc(labels),
+      this.budget,
     );
     const batcher = new DynamicBatcher(
       options.id,

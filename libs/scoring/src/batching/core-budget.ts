@@ -1,7 +1,8 @@
 /**
- * Caps how many batches run at once across all models. onnxruntime threads busy beyond the
- * core count starve the event loop (measured: 10-20 ms stalls), so the engine never runs more
- * concurrent batches than this budget, whatever the models' instance counts.
+ * Caps how many model instances run at once across all models. onnxruntime threads busy beyond
+ * the core count starve the event loop (measured: 10-20 ms stalls), so the engine never has more
+ * instances running than this budget, whatever the models' instance counts. A slot is taken when
+ * an idle instance gets a batch and given back when it has none left.
  */
 export class CoreBudget {
   private inUse = 0;
@@ -9,10 +10,12 @@ export class CoreBudget {
 
   constructor(readonly slots: number) {}
 
-  tryAcquire(): boolean {
-    if (this.inUse >= this.slots) return false;
+  get hasFree(): boolean {
+    return this.inUse < this.slots;
+  }
+
+  acquire(): void {
     this.inUse++;
-    return true;
   }
 
   release(): void {

@@ -25,7 +25,8 @@ export interface BatcherEvents {
  * Rows of many requests merge into batches of up to maxBatchRows; a batch leaves when it is
  * full, when a preferred size can be filled, or when its oldest row has waited
  * maxQueueDelayMicros, and only when an instance and a core slot are free, so rows arriving
- * while every instance is busy join the next batch. A request larger than a batch is split
+ * while every instance is busy join the next batch; a full batch may also queue behind a
+ * running one, so instances never idle between batches. A request larger than a batch is split
  * into balanced sub-batches that run in parallel and are reassembled in order.
  */
 export class DynamicBatcher {
@@ -98,24 +99,33 @@ export class DynamicBatcher {
     }
     let wake = Infinity;
     while (this.queue.length > 0) {
-      const idle = this.pool.idleCount();
-      if (idle === 0) break;
+      // An idle instance takes any due batch (and a core slot); a running one only a full batch
+      // of a deep backlog, queued behind its current one, so its thread never waits for us.
+      const idle = this.budget.hasFree ? this.pool.idleCount() : 0;
+      const target = idle > 0 ? this.pool.idle() : this.pool.withRoom();
+      if (!target) break;
       const size = this.nextBatchSize(now, idle);
       if (size === 0) {
-        wake = this.queue[0].enqueuedAt + this.options.maxQueueDelayMicros / 1000;
+        if (idle > 0) wake = this.queue[0].enqueuedAt + this.options.maxQueueDelayMicros / 1000;
         break;
       }
-      if (!this.budget.tryAcquire()) break;
-      this.dispatch(this.pool.idle() as ModelInstance, this.take(size), size, now);
+      if (idle > 0) this.budget.acquire();
+      this.dispatch(target, this.take(size), size, now);
     }
     // Rows left waiting need a timer for the batch delay and for the nearest deadline.
     if (this.queue.length > 0) this.wakeAt(wake);
   }
 
+  /**
+   * Rows for the next batch, 0 for none yet. With no idle instance, a full batch queues behind a
+   * running one only when another full batch would still be left waiting: a deep backlog gains
+   * from never letting a thread idle, a shallow one from merging more rows.
+   */
   private nextBatchSize(now: number, idle: number): number {
     const { enabled, maxBatchRows, maxQueueDelayMicros, preferredBatchRows } = this.options;
-    if (!enabled) return balanced(this.queue[0].undispatched, maxBatchRows, idle);
-    const queued = this.queuedRows;
+    const queued = enabled ? this.queuedRows : this.queue[0].undispatched;
+    if (idle === 0) return queued >= 2 * maxBatchRows ? maxBatchRows : 0;
+    if (!enabled) return balanced(queued, maxBatchRows, idle);
     const waited = (now - this.queue[0].enqueuedAt) * 1000 >= maxQueueDelayMicros;
     if (queued >= maxBatchRows || waited) return balanced(queued, maxBatchRows, idle);
     let preferred = 0;
@@ -172,7 +182,6 @@ export class DynamicBatcher {
       })
       .finally(() => {
         this.inFlight.delete(run);
-        this.budget.release();
         this.pump();
       });
     this.inFlight.add(run);

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { CoreBudget } from '../batching/core-budget';
 import { ResolvedModelOptions } from '../model-options';
 import { ModelMetadata } from '../tensor-types';
 import { InstanceReady, ModelInstance } from './model-instance';
@@ -20,6 +21,8 @@ export class InstancePool {
     /** Called whenever an instance may have become available. */
     private readonly onAvailable: () => void,
     private readonly onRestart: () => void,
+    /** Its slot is given back whenever an instance runs out of batches. */
+    private readonly budget: CoreBudget,
   ) {}
 
   /** Starts every instance and resolves when all are warm; any failure stops them all. */
@@ -39,16 +42,22 @@ export class InstancePool {
     }
   }
 
-  /** An instance that is warm and not running a batch. */
+  /** An instance that is warm and has no batch. */
   idle(): ModelInstance | undefined {
-    for (const instance of this.ready) if (!instance.busy) return instance;
+    for (const instance of this.ready) if (instance.load === 0) return instance;
     return undefined;
   }
 
   idleCount(): number {
     let n = 0;
-    for (const instance of this.ready) if (!instance.busy) n++;
+    for (const instance of this.ready) if (instance.load === 0) n++;
     return n;
+  }
+
+  /** A running instance with room for one more batch queued behind the current one. */
+  withRoom(): ModelInstance | undefined {
+    for (const instance of this.ready) if (instance.load > 0 && instance.hasRoom) return instance;
+    return undefined;
   }
 
   /** False once every instance has died and none could be replaced: queued work must fail. */
@@ -72,6 +81,10 @@ export class InstancePool {
       this.options.id,
       { file: this.options.file, session: this.options.session, warmup: this.options.warmup },
       (dead, error) => this.replace(dead, error),
+      () => {
+        this.budget.release();
+        this.onAvailable();
+      },
     );
     instance.ready.then(
       () => {

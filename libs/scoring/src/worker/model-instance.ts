@@ -19,11 +19,14 @@ export interface InstanceReady {
 // Under ts-jest/swc-node (tests, benchmarks) this file is .ts and so is the worker: register
 // swc in the worker too. The built service runs the compiled .js directly.
 const WORKER_FILE = join(__dirname, `model-worker${extname(__filename)}`);
+/** One batch running and one queued behind it. */
+const MAX_LOAD = 2;
 const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', '@swc-node/register'] : [];
 
 /**
  * One model instance: a worker thread with its own onnxruntime session, running one batch at a
- * time. If the thread dies, the batch in flight fails with WorkerCrashedError (never left
+ * time, with room for one more queued behind it (so the thread never waits for the event loop
+ * between batches). If the thread dies, its batches fail with WorkerCrashedError (never left
  * pending) and `onExit` tells the pool to replace it.
  */
 export class ModelInstance {
@@ -31,8 +34,11 @@ export class ModelInstance {
   /** Kept here because Worker.threadId reads -1 once the thread has exited. */
   readonly threadId: number;
   readonly ready: Promise<InstanceReady>;
-  private inFlight:
-    { batchId: number; resolve: (r: BatchResult) => void; reject: (e: Error) => void } | undefined;
+  /** Batches sent and not yet answered, oldest first (the worker runs them in order). */
+  private readonly inFlight = new Map<
+    number,
+    { resolve: (r: BatchResult) => void; reject: (e: Error) => void }
+  >();
   private nextBatchId = 0;
   private alive = true;
   private started = false;
@@ -41,6 +47,8 @@ export class ModelInstance {
     readonly modelId: string,
     init: WorkerInit,
     private readonly onExit: (instance: ModelInstance, error: Error) => void,
+    /** Called each time the instance has no batch left (running or queued). */
+    private readonly onIdle: (instance: ModelInstance) => void = () => undefined,
   ) {
     this.worker = new Worker(WORKER_FILE, { workerData: init, execArgv: WORKER_EXEC_ARGV });
     this.threadId = this.worker.threadId;
@@ -67,21 +75,26 @@ export class ModelInstance {
     this.worker.on('exit', (code) => this.die(new Error(`exit code ${code}`)));
   }
 
-  get busy(): boolean {
-    return this.inFlight !== undefined;
+  /** Batches sent and not answered: 0 idle, 1 running, 2 running plus one queued. */
+  get load(): number {
+    return this.inFlight.size;
   }
 
   get isAlive(): boolean {
     return this.alive;
   }
 
+  get hasRoom(): boolean {
+    return this.load < MAX_LOAD;
+  }
+
   run(feeds: Record<string, WireTensor>): Promise<BatchResult> {
-    if (this.inFlight) throw new Error(`instance of ${this.modelId} is busy`);
+    if (this.load >= MAX_LOAD) throw new Error(`instance of ${this.modelId} is full`);
     if (!this.alive)
       return Promise.reject(new WorkerCrashedError(`model ${this.modelId}: worker is gone`));
     const batchId = ++this.nextBatchId;
     return new Promise<BatchResult>((resolve, reject) => {
-      this.inFlight = { batchId, resolve, reject };
+      this.inFlight.set(batchId, { resolve, reject });
       const message: ToWorker = { type: 'run', batchId, feeds };
       this.worker.postMessage(
         message,
@@ -96,30 +109,33 @@ export class ModelInstance {
    */
   async close(): Promise<void> {
     this.alive = false;
-    this.inFlight?.reject(new WorkerCrashedError(`model ${this.modelId}: instance closed`));
-    this.inFlight = undefined;
+    this.failAll(new WorkerCrashedError(`model ${this.modelId}: instance closed`));
     await this.worker.terminate();
   }
 
   private settle(message: FromWorker): void {
-    if (
-      (message.type !== 'result' && message.type !== 'run-failed') ||
-      message.batchId !== this.inFlight?.batchId
-    )
-      return;
-    const { resolve, reject } = this.inFlight;
-    this.inFlight = undefined;
+    if (message.type !== 'result' && message.type !== 'run-failed') return;
+    const pending = this.inFlight.get(message.batchId);
+    if (!pending) return;
+    this.inFlight.delete(message.batchId);
     if (message.type === 'result')
-      resolve({ outputs: message.outputs, computeMs: message.computeMs });
-    else reject(new Error(`model ${this.modelId}: ${message.message}`));
+      pending.resolve({ outputs: message.outputs, computeMs: message.computeMs });
+    else pending.reject(new Error(`model ${this.modelId}: ${message.message}`));
+    if (this.inFlight.size === 0) this.onIdle(this);
+  }
+
+  private failAll(error: Error): void {
+    if (this.inFlight.size === 0) return;
+    const pending = [...this.inFlight.values()];
+    this.inFlight.clear();
+    for (const { reject } of pending) reject(error);
+    this.onIdle(this);
   }
 
   private die(error: Error): void {
     if (!this.alive) return;
     this.alive = false;
-    const inFlight = this.inFlight;
-    this.inFlight = undefined;
-    inFlight?.reject(
+    this.failAll(
       new WorkerCrashedError(
         `model ${this.modelId}: worker died with a batch in flight (${error.message})`,
       ),
