@@ -1,5 +1,16 @@
 import { InputFeeds } from '@app/scoring';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { InferenceSession } from 'onnxruntime-node';
+
+/** The yardstick: one plain onnxruntime session on this thread, as a caller would make it. */
+export function rawSession(model: string, intraOpThreads: number): Promise<InferenceSession> {
+  return InferenceSession.create(model, {
+    intraOpNumThreads: intraOpThreads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  });
+}
 
 /** Random CTR-model feeds: 26 id columns in [0, 1000) and 13 dense columns. */
 export function ctrFeeds(rows: number, seed = 1): InputFeeds {

@@ -24,12 +24,12 @@ import {
   RedisKeys,
 } from '@app/features';
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
+import { redisAnswers } from '../support/redis-ping';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { Tensor } from 'onnxruntime-node';
 import { Registry } from 'prom-client';
-import { ctrFeeds, percentile } from './bench-util';
+import { ctrFeeds, percentile, rawSession } from './bench-util';
 
 const MODEL = join(__dirname, '../../models/feed/v1/ctr.onnx');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 3000);
@@ -135,12 +135,7 @@ async function rawInference(): Promise<{ best: number; threads: number; table: s
   let best = Infinity;
   let bestThreads = 1;
   for (let threads = 1; threads <= CORES; threads++) {
-    const session = await InferenceSession.create(MODEL, {
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    });
+    const session = await rawSession(MODEL, threads);
     for (let i = 0; i < 3; i++) await session.run(tensors);
     const ms: number[] = [];
     for (let i = 0; i < 30; i++) {
@@ -159,20 +154,9 @@ async function rawInference(): Promise<{ best: number; threads: number; table: s
   return { best, threads: bestThreads, table };
 }
 
-/** True when something answers PING with +PONG on host:port within a second. */
 function answers(hostPort: string): Promise<boolean> {
   const at = hostPort.lastIndexOf(':');
-  return new Promise((done) => {
-    const socket = connect(Number(hostPort.slice(at + 1)), hostPort.slice(0, at));
-    const finish = (ok: boolean) => {
-      socket.destroy();
-      done(ok);
-    };
-    socket.setTimeout(1000, () => finish(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => finish(data.toString().startsWith('+PONG')));
-    socket.once('error', () => finish(false));
-  });
+  return redisAnswers(Number(hostPort.slice(at + 1)), hostPort.slice(0, at));
 }
 
 function row(label: string, run: FetchRun, rawMs: number): string {

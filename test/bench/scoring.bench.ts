@@ -11,8 +11,8 @@ import { Logger } from '@nestjs/common';
 import { ScoringConfig, WorkerScoringEngine } from '@app/scoring';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { closedLoop, copyFeeds, ctrFeeds, LoopResult, percentile } from './bench-util';
+import { Tensor } from 'onnxruntime-node';
+import { closedLoop, copyFeeds, ctrFeeds, LoopResult, percentile, rawSession } from './bench-util';
 
 const MODEL = join(__dirname, '../../models/feed/v1/ctr.onnx');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -26,12 +26,7 @@ async function raw(): Promise<{ best: number; table: string[] }> {
   const table: string[] = [];
   let best = 0;
   for (let threads = 1; threads <= CORES; threads++) {
-    const session = await InferenceSession.create(MODEL, {
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    });
+    const session = await rawSession(MODEL, threads);
     const cells: string[] = [];
     for (const batch of [64, 128, 256, 512, 1024, 2048, 4096]) {
       const feeds = ctrFeeds(batch, batch);

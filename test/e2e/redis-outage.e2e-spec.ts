@@ -9,7 +9,8 @@ import { readFeatureFile, RedisFeatureWriter, RedisKeys } from '@app/features';
 import Redis from 'ioredis';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
+import { redisAnswers } from '../support/redis-ping';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,20 +31,7 @@ function freePort(): Promise<number> {
   });
 }
 
-/** PING over a plain socket: true on +PONG (an ioredis probe would leave a 2 s disconnect timer). */
-function ping(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, '127.0.0.1');
-    const finish = (ok: boolean) => {
-      socket.destroy();
-      done(ok);
-    };
-    socket.setTimeout(1000, () => finish(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => finish(data.toString().startsWith('+PONG')));
-    socket.once('error', () => finish(false));
-  });
-}
+const ping = (port: number) => redisAnswers(port);
 
 /** A throwaway redis-server (no persistence) on `port`; resolves once it answers PING. */
 async function startRedis(port: number, dir: string): Promise<ChildProcess> {
