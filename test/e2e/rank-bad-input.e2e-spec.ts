@@ -9,7 +9,7 @@ describe('rank API: bad input', () => {
   const ok = { user: { id: 'u1' }, candidates: [{ id: 'i1' }, { id: 'i2' }] };
 
   beforeAll(async () => {
-    ranker = await RankerClient.start({ RANK_MAX_CANDIDATES: '10' });
+    ranker = await RankerClient.start({ RANK_MAX_CANDIDATES: '10', BODY_LIMIT_BYTES: '4096' });
   });
   afterAll(() => ranker.close());
 
@@ -108,6 +108,17 @@ describe('rank API: bad input', () => {
     expect(reply.status).toBe(404);
     expect(reply.body.code).toBe('SCENE_NOT_FOUND');
     expect(reply.body.message).toContain('no-such-scene');
+  });
+
+  it('a body over BODY_LIMIT_BYTES gets 413', async () => {
+    const big = {
+      user: { id: 'u1', features: { note: 'x'.repeat(5000) } },
+      candidates: [{ id: 'i1' }],
+    };
+    const reply = await ranker.rank('feed', big);
+    expect(reply.status).toBe(413);
+    expect(reply.body.code).toBe('BODY_TOO_LARGE');
+    expect(reply.body.details[0].path).toBe('body');
   });
 
   it('a body that is not JSON gets 415', async () => {
