@@ -17,3 +17,4 @@ export * from './pipeline.module';
 export * from './rank/rank-request.dto';
 export * from './rank/validation-details';
 export * from './rank/rank-request-validation';
+export * from './bundle/golden-check';

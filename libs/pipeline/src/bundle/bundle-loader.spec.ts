@@ -16,6 +16,7 @@ import { parse, stringify } from 'yaml';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { scoreScene } from '../scene/scene-scorer';
 import { loadBundle, PIPELINE_FILE } from './bundle-loader';
+import { checkGolden, GOLDEN_FILE } from './golden-check';
 
 const EXAMPLE = join(__dirname, '../../../../models/feed/v1');
 const MODEL_IDS = ['feed/v1/ctr', 'feed/v1/mtl'];
@@ -179,5 +180,45 @@ describe('loadBundle (real engine)', () => {
     const paths = await errorPaths(dir);
     expect(paths.length).toBeGreaterThan(0);
     for (const path of paths) expect(path).toMatch(/^pipeline\.yaml:/);
+  });
+
+  describe('golden.jsonl', () => {
+    const goldenOf = (dir: string) => join(dir, GOLDEN_FILE);
+
+    it('is checked when present: the example bundle matches its golden scores', async () => {
+      const dir = await bundle();
+      const lines = (await readFile(goldenOf(dir), 'utf8')).trim().split('\n');
+      expect(lines.length).toBeGreaterThan(0);
+      const scene = await loadBundle(dir, engine);
+      expect(await checkGolden(scene, engine)).toBe(lines.length);
+      await Promise.all(scene.models.map((m) => engine.unload(m.id)));
+    });
+
+    it('names the line and candidate of a score that drifted beyond the tolerance', async () => {
+      const dir = await bundle();
+      const lines = (await readFile(goldenOf(dir), 'utf8')).trim().split('\n');
+      const second = JSON.parse(lines[1]);
+      second.expected[3] += 0.01;
+      lines[1] = JSON.stringify(second);
+      await writeFile(goldenOf(dir), `${lines.join('\n')}\n`);
+      expect(await errorPaths(dir)).toEqual(['golden.jsonl:2']);
+    });
+
+    it('names the line of a malformed golden request', async () => {
+      const dir = await bundle();
+      const lines = (await readFile(goldenOf(dir), 'utf8')).trim().split('\n');
+      await writeFile(
+        goldenOf(dir),
+        `not json\n${lines[0]}\n{"user":{"id":"u1"},"candidates":[],"expected":[]}\n`,
+      );
+      expect(await errorPaths(dir)).toEqual(['golden.jsonl:1', 'golden.jsonl:3']);
+    });
+
+    it('is optional', async () => {
+      const dir = await bundle(async (_y, d) => rm(goldenOf(d)));
+      const scene = await loadBundle(dir, engine);
+      expect(await checkGolden(scene, engine)).toBe(0);
+      await Promise.all(scene.models.map((m) => engine.unload(m.id)));
+    });
   });
 });

@@ -11,15 +11,21 @@ import { BundleSpec, ModelSpec } from './bundle-spec';
 import { parseBundleSpec } from './bundle-schema';
 import { checkModelContract } from './model-contract-check';
 import { dryRunFrame } from './dry-run-frame';
+import { checkGolden } from './golden-check';
 
 export const PIPELINE_FILE = 'pipeline.yaml';
 
 /**
  * Loads `<root>/<scene>/<version>/`: parses and validates pipeline.yaml, loads each model into the
- * engine, checks the models against their declared inputs and outputs, and scores a dry run.
+ * engine, checks the models against their declared inputs and outputs, scores a dry run and
+ * the golden requests, if the bundle has them.
  * Any failure unloads what was loaded and throws BundleInvalidError with the YAML path.
  */
-export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Scene> {
+export async function loadBundle(
+  dir: string,
+  engine: ScoringEngine,
+  { golden = true }: { golden?: boolean } = {},
+): Promise<Scene> {
   const spec = await readSpec(dir);
   const loaded: string[] = [];
   try {
@@ -61,6 +67,7 @@ export async function loadBundle(dir: string, engine: ScoringEngine): Promise<Sc
     if (errors.length > 0) throw new BundleInvalidError(dir, errors);
     const scene: Scene = { spec, dir, models, fusion: compileFusion(spec.fusion) };
     await dryRun(scene, engine);
+    if (golden) await checkGolden(scene, engine);
     return scene;
   } catch (error) {
     await Promise.all(loaded.map((id) => engine.unload(id).catch(() => undefined)));

@@ -1,0 +1,103 @@
+import { BundleInvalidError, ErrorDetail } from '@app/common';
+import { FeatureRow } from '@app/features';
+import { ScoringEngine } from '@app/scoring';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { candidateProblems } from '../rank/rank-request-check';
+import { featureMapProblem } from '../rank/rank-request.dto';
+import { Scene } from '../scene/scene';
+import { scoreScene } from '../scene/scene-scorer';
+import { FeatureFrame } from '../transforms/feature-frame';
+
+export const GOLDEN_FILE = 'golden.jsonl';
+
+/** Enough to see what broke without drowning in a list of every row. */
+const MAX_REPORTED = 20;
+
+interface GoldenCase {
+  user: { id: string; features?: FeatureRow };
+  context?: FeatureRow;
+  candidates: { id: string; features?: FeatureRow }[];
+  /** Fused score of each candidate, in candidate order. */
+  expected: number[];
+}
+
+/**
+ * Scores every request of the bundle's optional golden.jsonl and compares the fused scores with
+ * the expected ones within `golden.tolerance`. Golden requests carry all their features (the
+ * store is not read), so they give the same scores wherever the bundle is loaded.
+ */
+export async function checkGolden(scene: Scene, engine: ScoringEngine): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(join(scene.dir, GOLDEN_FILE), 'utf8');
+  } catch {
+    return 0;
+  }
+  const errors: ErrorDetail[] = [];
+  let cases = 0;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length && errors.length < MAX_REPORTED; i++) {
+    if (lines[i].trim() === '') continue;
+    const path = `${GOLDEN_FILE}:${i + 1}`;
+    const golden = parseCase(lines[i]);
+    if (typeof golden === 'string') {
+      errors.push({ path, message: golden });
+      continue;
+    }
+    cases++;
+    const { scores } = await scoreScene(scene, engine, frameOf(golden));
+    golden.expected.forEach((want, c) => {
+      const got = scores[c];
+      if (!(Math.abs(got - want) <= scene.spec.golden.tolerance) && errors.length < MAX_REPORTED) {
+        const id = golden.candidates[c].id;
+        errors.push({ path, message: `candidates[${c}] (${id}): expected ${want}, got ${got}` });
+      }
+    });
+  }
+  if (errors.length > 0) throw new BundleInvalidError(scene.dir, errors);
+  return cases;
+}
+
+/** The case, or why the line is not one. */
+function parseCase(line: string): GoldenCase | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return 'not JSON';
+  }
+  const golden = value as Partial<GoldenCase>;
+  if (golden === null || typeof golden !== 'object') return 'not a JSON object';
+  if (typeof golden.user?.id !== 'string') return 'user.id must be a string';
+  for (const [name, features] of [
+    ['user.features', golden.user.features],
+    ['context', golden.context],
+  ] as const) {
+    const problem = features === undefined ? undefined : featureMapProblem(features);
+    if (problem) return `${name} ${problem}`;
+  }
+  const problem = candidateProblems(golden.candidates, Number.MAX_SAFE_INTEGER)[0];
+  if (problem) return `${problem.path}: ${problem.message}`;
+  const candidates = golden.candidates as GoldenCase['candidates'];
+  const expected = golden.expected;
+  if (
+    !Array.isArray(expected) ||
+    expected.length !== candidates.length ||
+    !expected.every(Number.isFinite)
+  ) {
+    return 'expected must be one finite score per candidate';
+  }
+  return golden as GoldenCase;
+}
+
+function frameOf(golden: GoldenCase): FeatureFrame {
+  const itemIds = golden.candidates.map((c) => c.id);
+  return {
+    user: { ...golden.user.features, id: golden.user.id },
+    context: golden.context ?? {},
+    itemIds,
+    itemRequest: golden.candidates.map((c) => c.features),
+    itemStored: itemIds.map(() => undefined),
+  };
+}
