@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { FeatureRow, readFeatureFile } from '@app/features';
-import { GOLDEN_FILE, loadBundle, scoreScene } from '@app/pipeline';
+import { GOLDEN_FILE, goldenFrame, loadBundle, scoreScene } from '@app/pipeline';
 import { ScoringConfig, WorkerScoringEngine } from '@app/scoring';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -37,17 +37,13 @@ async function main(): Promise<void> {
     const candidates = items
       .slice(n * spec.items, (n + 1) * spec.items)
       .map((r) => ({ id: r.id, features: r.fields }));
-    const user = { id: spec.user, features: users.get(spec.user) };
-    const { scores } = await scoreScene(scene, engine, {
-      user: { ...user.features, id: user.id },
+    const request = {
+      user: { id: spec.user, features: users.get(spec.user) },
       context: spec.context,
-      itemIds: candidates.map((c) => c.id),
-      itemRequest: candidates.map((c) => c.features),
-      itemStored: candidates.map(() => undefined),
-    });
-    lines.push(
-      JSON.stringify({ user, context: spec.context, candidates, expected: Array.from(scores) }),
-    );
+      candidates,
+    };
+    const { scores } = await scoreScene(scene, engine, goldenFrame(request));
+    lines.push(JSON.stringify({ ...request, expected: Array.from(scores) }));
   }
   await writeFile(join(dir, GOLDEN_FILE), `${lines.join('\n')}\n`);
   console.log(`wrote ${lines.length} golden requests to ${join(dir, GOLDEN_FILE)}`);

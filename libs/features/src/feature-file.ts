@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { FeatureEntity, FeatureRow, isFeatureValue } from './feature-row';
+import { FeatureEntity, featureRecordProblem, FeatureRow, isFeatureValue } from './feature-row';
 
 export interface FeatureRecord {
   entity: FeatureEntity;
@@ -28,16 +28,10 @@ export function parseFeatureLine(line: string, where: string): FeatureRecord {
   } catch (error) {
     throw new Error(`${where}: not JSON (${(error as Error).message})`, { cause: error });
   }
-  const record = parsed as Partial<FeatureRecord>;
-  if (record === null || typeof record !== 'object') throw new Error(`${where}: not an object`);
-  if (record.entity !== 'user' && record.entity !== 'item') {
-    throw new Error(`${where}: entity must be "user" or "item"`);
-  }
-  if (typeof record.id !== 'string' || record.id === '')
-    throw new Error(`${where}: id must be a non-empty string`);
-  if (record.fields === null || typeof record.fields !== 'object' || Array.isArray(record.fields)) {
-    throw new Error(`${where}: fields must be an object`);
-  }
+  if (parsed === null || typeof parsed !== 'object') throw new Error(`${where}: not an object`);
+  const problem = featureRecordProblem(parsed as Record<string, unknown>);
+  if (problem) throw new Error(`${where}: ${problem}`);
+  const record = parsed as FeatureRecord;
   for (const [name, value] of Object.entries(record.fields)) {
     if (!isFeatureValue(value))
       throw new Error(`${where}: fields.${name} must be a string, finite number or boolean`);

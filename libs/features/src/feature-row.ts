@@ -13,3 +13,18 @@ export function isFeatureValue(value: unknown): value is FeatureValue {
     (typeof value === 'number' && Number.isFinite(value))
   );
 }
+
+/**
+ * The envelope of a feature record, as the seed file and Kafka updates share it: why
+ * `{ entity, id, fields }` is not one (the field values are each caller's business), or
+ * undefined.
+ */
+export function featureRecordProblem(record: Record<string, unknown>): string | undefined {
+  const { entity, id, fields } = record;
+  if (entity !== 'user' && entity !== 'item') return 'entity must be "user" or "item"';
+  if (typeof id !== 'string' || id === '') return 'id must be a non-empty string';
+  if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
+    return 'fields must be an object';
+  }
+  return undefined;
+}

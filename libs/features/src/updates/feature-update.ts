@@ -1,4 +1,10 @@
-import { FeatureEntity, FeatureRow, FeatureValue, isFeatureValue } from '../feature-row';
+import {
+  FeatureEntity,
+  featureRecordProblem,
+  FeatureRow,
+  FeatureValue,
+  isFeatureValue,
+} from '../feature-row';
 import { TS_FIELD } from '../redis/feature-blob';
 
 /**
@@ -45,11 +51,9 @@ export function parseFeatureUpdate(
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
     return refuse('not a JSON object');
   const message = parsed as Record<string, unknown>;
-  const { entity, id, fields } = message;
-  if (entity !== 'user' && entity !== 'item') return refuse('entity must be "user" or "item"');
-  if (typeof id !== 'string' || id === '') return refuse('id must be a non-empty string');
-  if (fields === null || typeof fields !== 'object' || Array.isArray(fields))
-    return refuse('fields must be an object');
+  const problem = featureRecordProblem(message);
+  if (problem) return refuse(problem);
+  const { entity, id, fields } = message as unknown as FeatureUpdate;
   const timestamp = message.timestamp === undefined ? kafkaTime(kafkaTimestamp) : message.timestamp;
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
     return refuse(

@@ -14,7 +14,7 @@ export const GOLDEN_FILE = 'golden.jsonl';
 /** Enough to see what broke without drowning in a list of every row. */
 const MAX_REPORTED = 20;
 
-interface GoldenCase {
+export interface GoldenCase {
   user: { id: string; features?: FeatureRow };
   context?: FeatureRow;
   candidates: { id: string; features?: FeatureRow }[];
@@ -46,7 +46,7 @@ export async function checkGolden(scene: Scene, engine: ScoringEngine): Promise<
       continue;
     }
     cases++;
-    const { scores } = await scoreScene(scene, engine, frameOf(golden));
+    const { scores } = await scoreScene(scene, engine, goldenFrame(golden));
     golden.expected.forEach((want, c) => {
       const got = scores[c];
       if (!(Math.abs(got - want) <= scene.spec.golden.tolerance) && errors.length < MAX_REPORTED) {
@@ -91,7 +91,8 @@ function parseCase(line: string): GoldenCase | string {
   return golden as GoldenCase;
 }
 
-function frameOf(golden: GoldenCase): FeatureFrame {
+/** The frame of a golden request: its own features only, the store is not read. */
+export function goldenFrame(golden: Omit<GoldenCase, 'expected'>): FeatureFrame {
   const itemIds = golden.candidates.map((c) => c.id);
   return {
     user: { ...golden.user.features, id: golden.user.id },

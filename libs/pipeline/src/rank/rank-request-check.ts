@@ -57,10 +57,3 @@ export function candidateProblems(candidates: unknown, maxCandidates: number): E
   }
   return problems;
 }
-
-export function summary(details: readonly ErrorDetail[]): string {
-  return details
-    .slice(0, 5)
-    .map((d) => `${d.path}: ${d.message}`)
-    .join('; ');
-}

@@ -1,7 +1,7 @@
-import { RequestInvalidError } from '@app/common';
+import { ErrorDetail, RequestInvalidError } from '@app/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { candidateProblems, summary } from './rank-request-check';
+import { candidateProblems } from './rank-request-check';
 import { RankRequestDto } from './rank-request.dto';
 import { RankRequest } from './rank-request';
 import { validationDetails } from './validation-details';
@@ -26,4 +26,12 @@ export function validateRankRequest(body: unknown, maxCandidates: number): RankR
   if (details.length > 0)
     throw new RequestInvalidError(`invalid request: ${summary(details)}`, details);
   return { ...dto, candidates: candidates as RankRequest['candidates'] };
+}
+
+/** The first few problems, for the message; `details` has them all. */
+function summary(details: readonly ErrorDetail[]): string {
+  return details
+    .slice(0, 5)
+    .map((d) => `${d.path}: ${d.message}`)
+    .join('; ');
 }

@@ -68,10 +68,6 @@ export class DynamicBatcher {
     });
   }
 
-  get queued(): number {
-    return this.queuedRows;
-  }
-
   /** Refuses new work, fails what is still queued, and waits for batches in flight. */
   async close(): Promise<void> {
     this.closed = true;
