@@ -1,8 +1,7 @@
 import { INestMicroservice, LogLevel } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { MicroserviceOptions, Transport } from '@nestjs/microservices';
-import { KafkaConfig, loadTypedConfig } from '@app/common';
+import { KafkaConfig, loadEnvConfig } from '@app/common';
 import { BatchScorerConfig } from './batch-scorer.config';
 import { BatchScorerModule } from './batch-scorer.module';
 
@@ -12,10 +11,8 @@ import { BatchScorerModule } from './batch-scorer.module';
  */
 export async function createBatchScorer(logger?: false | LogLevel[]): Promise<INestMicroservice> {
   // Transport options are needed before the module exists, so they are read with the same loader.
-  const env = new ConfigService();
-  const read = (name: string) => env.get<string>(name);
-  const kafka = loadTypedConfig(KafkaConfig, read);
-  const { BATCH_SCORER_GROUP_ID } = loadTypedConfig(BatchScorerConfig, read);
+  const kafka = loadEnvConfig(KafkaConfig);
+  const { BATCH_SCORER_GROUP_ID } = loadEnvConfig(BatchScorerConfig);
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(BatchScorerModule, {
     transport: Transport.KAFKA,
     options: {

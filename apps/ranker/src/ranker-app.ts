@@ -1,7 +1,6 @@
-import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import type { LogLevel } from '@nestjs/common';
-import { loadTypedConfig } from '@app/common';
+import { loadEnvConfig } from '@app/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -13,8 +12,7 @@ export async function createRankerApp(
   logger?: false | LogLevel[],
 ): Promise<NestFastifyApplication> {
   // The adapter exists before the module, so its one setting is read here with the same loader.
-  const env = new ConfigService();
-  const { BODY_LIMIT_BYTES } = loadTypedConfig(RankerConfig, (name) => env.get<string>(name));
+  const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',

@@ -62,6 +62,14 @@ export function typedConfigProvider<T extends object>(cls: ConfigClass<T>): Prov
   return {
     provide: cls,
     inject: [ConfigService],
-    useFactory: (env: ConfigService) => loadTypedConfig(cls, (name) => env.get<string>(name)),
+    useFactory: (env: ConfigService) => loadEnvConfig(cls, env),
   };
+}
+
+/**
+ * `cls` from the environment through ConfigService, for the few settings needed before the Nest
+ * module exists (the HTTP adapter's body limit, the Kafka transport's options).
+ */
+export function loadEnvConfig<T extends object>(cls: ConfigClass<T>, env = new ConfigService()): T {
+  return loadTypedConfig(cls, (name) => env.get<string>(name));
 }
