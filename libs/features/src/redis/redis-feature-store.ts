@@ -52,9 +52,13 @@ export class RedisFeatureStore extends FeatureStore {
     const userRead = this.redis
       .get(userKey)
       .catch((error: Error) => this.wrongType(userKey, error));
+    // Cluster: keys by hash slot, computed once for the MGETs and the round-trip count.
+    const slots = this.redis instanceof Cluster ? bySlot(missKeys) : undefined;
     const itemRead =
-      misses.length > 0 ? this.readItems(missKeys) : Promise.resolve([] as (string | null)[]);
-    const roundTrips = this.roundTrips([userKey, ...missKeys]);
+      misses.length > 0
+        ? this.readItems(missKeys, slots)
+        : Promise.resolve([] as (string | null)[]);
+    const roundTrips = this.roundTrips(userKey, slots);
 
     const filled = itemRead.then((blobs) => this.fillCache(misses, itemIds, missKeys, blobs));
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
@@ -91,18 +95,14 @@ export class RedisFeatureStore extends FeatureStore {
   }
 
   /** MGET of all keys; in Cluster mode one MGET per hash slot (never CROSSSLOT). */
-  private async readItems(keys: string[]): Promise<(string | null)[]> {
-    if (!(this.redis instanceof Cluster)) return this.redis.mget(keys);
-    const bySlot = new Map<number, number[]>();
-    keys.forEach((key, i) => {
-      const slot = calculateSlot(key);
-      const group = bySlot.get(slot);
-      if (group) group.push(i);
-      else bySlot.set(slot, [i]);
-    });
+  private async readItems(
+    keys: string[],
+    slots: Map<number, number[]> | undefined,
+  ): Promise<(string | null)[]> {
+    if (!slots) return this.redis.mget(keys);
     const out = new Array<string | null>(keys.length);
     await Promise.all(
-      [...bySlot.values()].map(async (indexes) => {
+      [...slots.values()].map(async (indexes) => {
         const values = await this.redis.mget(indexes.map((i) => keys[i]));
         indexes.forEach((i, k) => (out[i] = values[k]));
       }),
@@ -111,10 +111,11 @@ export class RedisFeatureStore extends FeatureStore {
   }
 
   /** Standalone: one auto-pipelined write. Cluster: one per node holding any of the keys. */
-  private roundTrips(keys: string[]): number {
-    if (!(this.redis instanceof Cluster)) return 1;
-    const nodes = new Set<string>();
-    for (const key of keys) nodes.add(this.redis.slots[calculateSlot(key)]?.join(',') ?? '?');
+  private roundTrips(userKey: string, slots: Map<number, number[]> | undefined): number {
+    if (!(this.redis instanceof Cluster) || !slots) return 1;
+    const owners = this.redis.slots;
+    const nodes = new Set<string>([owners[calculateSlot(userKey)]?.join(',') ?? '?']);
+    for (const slot of slots.keys()) nodes.add(owners[slot]?.join(',') ?? '?');
     return nodes.size;
   }
 
@@ -180,4 +181,16 @@ function within<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
       (): Outcome<T> => ({ failure: 'error' }),
     )
     .finally(() => clearTimeout(timer));
+}
+
+/** Indexes of `keys` grouped by their Redis Cluster hash slot. */
+function bySlot(keys: readonly string[]): Map<number, number[]> {
+  const groups = new Map<number, number[]>();
+  keys.forEach((key, i) => {
+    const slot = calculateSlot(key);
+    const group = groups.get(slot);
+    if (group) group.push(i);
+    else groups.set(slot, [i]);
+  });
+  return groups;
 }
