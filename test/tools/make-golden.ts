@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { FeatureRow, readFeatureFile } from '@app/features';
-import { GOLDEN_FILE, goldenFrame, loadBundle, scoreScene } from '@app/pipeline';
+import { GOLDEN_FILE, goldenFrame, loadBundle, scoreScene } from '@app/pipeline/testing';
 import { ScoringConfig, WorkerScoringEngine } from '@app/scoring';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';

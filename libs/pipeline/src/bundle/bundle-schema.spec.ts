@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { BundleInvalidError, ErrorDetail } from '@app/common';
 import { parseBundleSpec } from './bundle-schema';
-import { ColumnSpec } from './bundle-spec';
+import { ColumnSpec } from './bundle-definition';
 
 const EXAMPLE = join(__dirname, '../../../../models/feed/v1/pipeline.yaml');
 

@@ -8,7 +8,7 @@ import {
   FeatureSource,
   ModelInputSpec,
   ModelSpec,
-} from './bundle-spec';
+} from './bundle-definition';
 import { MODEL_RUNTIME_KEYS, readModelRuntime } from './model-runtime-schema';
 import { join, SpecReader } from './spec-reader';
 

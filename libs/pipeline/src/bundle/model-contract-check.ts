@@ -1,6 +1,6 @@
 import { ErrorDetail } from '@app/common';
 import { ModelMetadata } from '@app/scoring';
-import { ModelSpec } from './bundle-spec';
+import { ModelSpec } from './bundle-definition';
 
 /**
  * Compares what a bundle declares for a model with what the ONNX file itself says: input names,

@@ -6,7 +6,7 @@ import {
   GraphOptimizationLevel,
   WarmupOptions,
 } from '@app/scoring';
-import { ModelRuntimeSpec } from './bundle-spec';
+import { ModelRuntimeSpec } from './bundle-definition';
 import { SpecReader } from './spec-reader';
 
 export const MODEL_RUNTIME_KEYS = [

@@ -5,7 +5,7 @@ import { PipelineConfig } from '../pipeline.config';
 import { SceneRegistry } from '../scene/scene-registry';
 import { scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
-import { RankedItem, RankRequest, RankResult } from './rank-request';
+import { RankedItem, RankRequest, RankResult } from '../request/rank-request';
 
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()

@@ -3,7 +3,7 @@ import { SceneNotFoundError, SceneNotReadyError } from '@app/common';
 import { ScoringEngine } from '@app/scoring';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { loadBundle, PIPELINE_FILE } from '../bundle/bundle-loader';
+import { loadBundle, PIPELINE_FILE } from './scene-loader';
 import { PipelineConfig } from '../pipeline.config';
 import { Scene } from './scene';
 

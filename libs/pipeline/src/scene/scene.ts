@@ -1,4 +1,4 @@
-import { BundleSpec } from '../bundle/bundle-spec';
+import { BundleSpec } from '../bundle/bundle-definition';
 import { CompiledFusion } from '../fusion/fusion-compiler';
 import { TensorBuilder } from '../transforms/tensor-builder';
 

@@ -1,5 +1,5 @@
 import { FeatureRow } from '@app/features';
-import { BundleSpec, ColumnSpec, FeatureRef } from '../bundle/bundle-spec';
+import { BundleSpec, ColumnSpec, FeatureRef } from '../bundle/bundle-definition';
 import { compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { CROSS_SEPARATOR, fnv1a32 } from './feature-hash';

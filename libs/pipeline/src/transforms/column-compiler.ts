@@ -1,5 +1,5 @@
 import { FeatureValue } from '@app/features';
-import { BundleSpec, ColumnSpec, FeatureRef } from '../bundle/bundle-spec';
+import { BundleSpec, ColumnSpec, FeatureRef } from '../bundle/bundle-definition';
 import { FeatureFrame } from './feature-frame';
 import { CROSS_SEPARATOR, FNV_OFFSET_BASIS, fnv1a32 } from './feature-hash';
 

@@ -1,4 +1,4 @@
-import { BundleSpec, ModelInputSpec } from '../bundle/bundle-spec';
+import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
 import { compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { fnv1a32 } from './feature-hash';

@@ -1,6 +1,6 @@
 import { FeatureRow } from '@app/features';
 import { InputFeeds } from '@app/scoring';
-import { BundleSpec, ModelInputSpec } from '../bundle/bundle-spec';
+import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
 import { CompiledColumn, compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 

@@ -4,12 +4,12 @@ import { access, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { compileFusion } from '../fusion/fusion-compiler';
-import { Scene, SceneModel } from '../scene/scene';
-import { scoreScene } from '../scene/scene-scorer';
+import { Scene, SceneModel } from './scene';
+import { scoreScene } from './scene-scorer';
 import { TensorBuilder } from '../transforms/tensor-builder';
-import { BundleSpec, ModelSpec } from './bundle-spec';
-import { parseBundleSpec } from './bundle-schema';
-import { checkModelContract } from './model-contract-check';
+import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
+import { parseBundleSpec } from '../bundle/bundle-schema';
+import { checkModelContract } from '../bundle/model-contract-check';
 import { dryRunFrame } from './dry-run-frame';
 import { checkGolden } from './golden-check';
 

@@ -3,10 +3,10 @@ import { FeatureRow } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { candidateProblems } from '../rank/rank-request-check';
-import { featureMapProblem } from '../rank/rank-request.dto';
-import { Scene } from '../scene/scene';
-import { scoreScene } from '../scene/scene-scorer';
+import { candidateProblems } from '../request/rank-request-check';
+import { featureMapProblem } from '../request/rank-request.dto';
+import { Scene } from './scene';
+import { scoreScene } from './scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
 
 export const GOLDEN_FILE = 'golden.jsonl';

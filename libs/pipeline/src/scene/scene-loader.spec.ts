@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parse, stringify } from 'yaml';
 import { FeatureFrame } from '../transforms/feature-frame';
-import { scoreScene } from '../scene/scene-scorer';
-import { loadBundle, PIPELINE_FILE } from './bundle-loader';
+import { scoreScene } from './scene-scorer';
+import { loadBundle, PIPELINE_FILE } from './scene-loader';
 import { checkGolden, GOLDEN_FILE } from './golden-check';
 
 const EXAMPLE = join(__dirname, '../../../../models/feed/v1');
