@@ -1,4 +1,4 @@
-import { BundleInvalidError } from '@app/common';
+import { BundleInvalidError, ErrorDetail } from '@app/common';
 import { parseFusion } from '../fusion/fusion-parser';
 import {
   BundleSpec,
@@ -19,11 +19,28 @@ const INT_OPS = ['hash', 'cross', 'bucketize'] as const;
 const FLOAT_OPS = ['identity', 'log1p', 'standardize', 'match', 'bucketize'] as const;
 const MAX_BUCKETS = 2 ** 31 - 1;
 
+/** A pipeline.yaml read as far as it goes: the spec, with defaults where a value was bad. */
+export interface BundleSpecReading {
+  spec: BundleSpec;
+  /** Every problem found, with its path; empty when the spec is valid. */
+  errors: ErrorDetail[];
+}
+
 /**
  * Validates a parsed pipeline.yaml into a BundleSpec. Every problem is reported with its path;
  * `where` names the bundle in the error.
  */
 export function parseBundleSpec(raw: unknown, where: string): BundleSpec {
+  const { spec, errors } = readBundleSpec(raw);
+  if (errors.length > 0) throw new BundleInvalidError(where, errors);
+  return spec;
+}
+
+/**
+ * Reads a parsed pipeline.yaml without stopping at the first bad section, so the loader can still
+ * check the models whose own sections are sound and report every problem of a bundle at once.
+ */
+export function readBundleSpec(raw: unknown): BundleSpecReading {
   const r = new SpecReader();
   const root =
     r.object(raw, '', [
@@ -58,8 +75,7 @@ export function parseBundleSpec(raw: unknown, where: string): BundleSpec {
       ? 1e-4
       : (r.number(golden.tolerance, 'golden.tolerance', { min: 0 }) ?? 1e-4);
 
-  if (r.errors.length > 0) throw new BundleInvalidError(where, r.errors);
-  return {
+  const spec: BundleSpec = {
     scene,
     version,
     description,
@@ -69,6 +85,7 @@ export function parseBundleSpec(raw: unknown, where: string): BundleSpec {
     postprocess: { topK },
     golden: { tolerance },
   };
+  return { spec, errors: r.errors };
 }
 
 function readFeatures(r: SpecReader, value: unknown): BundleSpec['features'] {

@@ -151,6 +151,27 @@ describe('loadBundle (real engine)', () => {
     expect(await errorPaths(dir)).toEqual(['models.ctr.inputs.dense.columns']);
   });
 
+  it('reports a fusion typo together with a column-count mismatch in the same bundle', async () => {
+    const dir = await bundle((y) => {
+      y.fusion = 'pow(ctr.ctrr, 0.7) * (1 + 2 * mtl.cvr)';
+      const dense = y.models.ctr.inputs.dense;
+      y.models.ctr.inputs = {
+        ...y.models.ctr.inputs,
+        dense: { ...dense, columns: dense.columns.slice(0, 12) },
+      };
+    });
+    expect(await errorPaths(dir)).toEqual(['fusion', 'models.ctr.inputs.dense.columns']);
+  });
+
+  it('does not load models of a bundle whose version differs from its folder', async () => {
+    const dir = await bundle((y) => {
+      y.version = 'v0';
+      y.fusion = 'ctr.nope';
+    });
+    expect((await errorPaths(dir)).sort()).toEqual(['fusion', 'version']);
+    expect(engine.pool('feed/v0/ctr')).toBeUndefined();
+  });
+
   it('names models.ctr.outputs[0] when the model has no such output', async () => {
     const dir = await bundle((y) => {
       y.models.ctr.outputs = ['score'];

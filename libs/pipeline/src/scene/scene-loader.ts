@@ -8,7 +8,7 @@ import { Scene, SceneModel } from './scene';
 import { scoreScene } from './scene-scorer';
 import { TensorBuilder } from '../transforms/tensor-builder';
 import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
-import { parseBundleSpec } from '../bundle/bundle-schema';
+import { readBundleSpec } from '../bundle/bundle-schema';
 import { checkModelContract } from '../bundle/model-contract-check';
 import { dryRunFrame } from './dry-run-frame';
 import { checkGolden } from './golden-check';
@@ -19,19 +19,20 @@ export const PIPELINE_FILE = 'pipeline.yaml';
  * Loads `<root>/<scene>/<version>/`: parses and validates pipeline.yaml, loads each model into the
  * engine, checks the models against their declared inputs and outputs, scores a dry run and
  * the golden requests, if the bundle has them.
- * Any failure unloads what was loaded and throws BundleInvalidError with the YAML path.
+ * Any failure unloads what was loaded and throws BundleInvalidError with the YAML path. A schema
+ * problem does not hide the others: the models whose own sections are sound are still loaded and
+ * checked against their declarations, and every problem found is reported together.
  */
 export async function loadBundle(
   dir: string,
   engine: ScoringEngine,
   { golden = true }: { golden?: boolean } = {},
 ): Promise<Scene> {
-  const spec = await readSpec(dir);
+  const { spec, errors } = await readSpec(dir);
   const loaded: string[] = [];
   try {
     const models: SceneModel[] = [];
-    const errors: ErrorDetail[] = [];
-    for (const model of spec.models) {
+    for (const model of checkableModels(spec, errors)) {
       const file = join(dir, model.file);
       const options = loadOptions(spec, model, file);
       try {
@@ -91,7 +92,19 @@ function loadOptions(spec: BundleSpec, model: ModelSpec, file: string): ModelLoa
   };
 }
 
-async function readSpec(dir: string): Promise<BundleSpec> {
+/**
+ * The models worth loading to find more problems: none while the bundle's identity is in doubt
+ * (engine ids are built from scene and version, and must never touch a serving version's), else
+ * those whose own section read cleanly.
+ */
+function checkableModels(spec: BundleSpec, errors: readonly ErrorDetail[]): ModelSpec[] {
+  const broken = (path: string) =>
+    errors.some((e) => e.path === path || e.path?.startsWith(`${path}.`));
+  if (broken('scene') || broken('version')) return [];
+  return spec.models.filter((model) => !broken(`models.${model.name}`));
+}
+
+async function readSpec(dir: string): Promise<{ spec: BundleSpec; errors: ErrorDetail[] }> {
   const file = join(dir, PIPELINE_FILE);
   let text: string;
   try {
@@ -109,8 +122,7 @@ async function readSpec(dir: string): Promise<BundleSpec> {
       })),
     );
   }
-  const spec = parseBundleSpec(doc.toJS(), dir);
-  const errors: ErrorDetail[] = [];
+  const { spec, errors } = readBundleSpec(doc.toJS());
   if (spec.version !== basename(dir))
     errors.push({
       path: 'version',
@@ -121,8 +133,7 @@ async function readSpec(dir: string): Promise<BundleSpec> {
       path: 'scene',
       message: `'${spec.scene}' differs from its folder '${basename(dirname(dir))}'`,
     });
-  if (errors.length > 0) throw new BundleInvalidError(dir, errors);
-  return spec;
+  return { spec, errors };
 }
 
 /** Scores a few synthetic candidates built from the declared defaults; any NaN/Inf fails the bundle. */
