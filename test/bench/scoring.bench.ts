@@ -78,7 +78,7 @@ async function engineRuns() {
   const smallUnbatched = await closedLoop(64, SECONDS, 50, () =>
     engine.score('unbatched', copyFeeds(small)),
   );
-  await engine.onModuleDestroy();
+  await engine.onApplicationShutdown();
   return { largeRun, smallBatched, smallUnbatched };
 }
 

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   }
   await writeFile(join(dir, GOLDEN_FILE), `${lines.join('\n')}\n`);
   console.log(`wrote ${lines.length} golden requests to ${join(dir, GOLDEN_FILE)}`);
-  await engine.onModuleDestroy();
+  await engine.onApplicationShutdown();
 }
 
 main().catch((error) => {

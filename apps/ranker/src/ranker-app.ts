@@ -1,8 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import type { LogLevel } from '@nestjs/common';
 import { loadEnvConfig } from '@app/common';
-import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
+import { DrainingFastifyAdapter } from './http/draining-fastify-adapter';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
@@ -13,13 +14,14 @@ export async function createRankerApp(
 ): Promise<NestFastifyApplication> {
   // The adapter exists before the module, so its one setting is read here with the same loader.
   const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
-  const adapter = new FastifyAdapter({
+  const adapter = new DrainingFastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
   });
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (adapter.draining) reply.header('connection', 'close');
   });
   const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
     abortOnError: false,

@@ -163,7 +163,7 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
   });
 
   afterEach(async () => {
-    await engine.onModuleDestroy();
+    await engine.onApplicationShutdown();
   });
 
   describe('results', () => {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { DynamicBatcher } from './batching/dynamic-batcher';
 import { CoreBudget } from './batching/core-budget';
 import { checkFeeds } from './model-input-check';
@@ -20,7 +20,7 @@ interface LoadedModel {
  * by its own dynamic batcher; the event-loop thread only assembles tensors and moves buffers.
  */
 @Injectable()
-export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestroy {
+export class WorkerScoringEngine extends ScoringEngine implements OnApplicationShutdown {
   private readonly logger = new Logger(WorkerScoringEngine.name);
   private readonly models = new Map<string, LoadedModel>();
   private readonly budget: CoreBudget;
@@ -89,7 +89,8 @@ export class WorkerScoringEngine extends ScoringEngine implements OnModuleDestro
     return this.models.get(modelId)?.pool;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the HTTP server has drained (see SceneRegistry.onApplicationShutdown). */
+  async onApplicationShutdown(): Promise<void> {
     await Promise.all([...this.models.keys()].map((id) => this.unload(id)));
   }
 

@@ -73,7 +73,7 @@ describe('loadBundle (real engine)', () => {
   });
 
   afterAll(async () => {
-    await engine.onModuleDestroy();
+    await engine.onApplicationShutdown();
     await rm(root, { recursive: true, force: true });
   });
 

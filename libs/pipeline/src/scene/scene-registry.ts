@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SceneNotFoundError, SceneNotReadyError } from '@app/common';
 import { ScoringEngine } from '@app/scoring';
 import { readdir, stat } from 'node:fs/promises';
@@ -18,7 +18,7 @@ export interface SceneStatus {
  * passed validation; a bundle that fails is logged with its YAML paths and never served.
  */
 @Injectable()
-export class SceneRegistry implements OnApplicationBootstrap, OnModuleDestroy {
+export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(SceneRegistry.name);
   private readonly scenes = new Map<string, Scene>();
   private loading: Promise<void> | undefined;
@@ -55,7 +55,12 @@ export class SceneRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     throw new SceneNotFoundError(scene);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Models are released only after the HTTP server has closed and its in-flight requests have
+   * finished (Nest runs this hook after disposing of the server), so a shutdown never fails a
+   * request that was already being ranked.
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.loading?.catch(() => undefined);
     const models = [...this.scenes.values()].flatMap((s) => s.models.map((m) => m.id));
     this.scenes.clear();

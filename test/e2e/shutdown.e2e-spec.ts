@@ -1,0 +1,124 @@
+/**
+ * SIGTERM under load, from outside: the real ranker process (apps/ranker/src/main.ts) serves eight
+ * callers sending 3,000-candidate requests; SIGTERM arrives mid-stream. Every request the server
+ * sent before the signal finishes with 200 (the HTTP server drains before the models are
+ * released), the answers after the signal carry `connection: close`, and the process exits by
+ * itself (it does not wait for idle keep-alive connections), logging no error.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const CALLERS = 8;
+const CANDIDATES = 3000;
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+interface Outcome {
+  sentAt: number;
+  doneAt: number;
+  status?: number;
+  body?: string;
+  connection?: string | null;
+  error?: string;
+}
+
+const body = (n: number) =>
+  JSON.stringify({
+    user: { id: `u${(n % 200) + 1}` },
+    context: { hour: 20, device: 'ios' },
+    candidates: Array.from({ length: CANDIDATES }, (_, i) => ({ id: `i${i + 1}` })),
+    topK: 10,
+  });
+
+describe('SIGTERM under load (real process)', () => {
+  let child: ChildProcess;
+  let log = '';
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/ranker/src/main.ts'], {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', FEATURE_STORE: 'memory' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    for (const until = Date.now() + 60_000; ; await sleep(200)) {
+      if (child.exitCode !== null) throw new Error(`ranker exited early:\n${log}`);
+      const ready = await fetch(`${baseUrl}/health/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) break;
+      if (Date.now() > until) throw new Error(`ranker not ready within 60 s:\n${log}`);
+    }
+  }, 90_000);
+
+  afterAll(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+
+  it('finishes every request taken before the signal, then exits', async () => {
+    let signalledAt = Infinity;
+    const outcomes: Outcome[] = [];
+    const caller = async (c: number) => {
+      for (let n = c; Date.now() < signalledAt; n += CALLERS) {
+        const sentAt = Date.now();
+        const outcome: Outcome = { sentAt, doneAt: 0 };
+        try {
+          const response = await fetch(`${baseUrl}/v1/scenes/feed/rank`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: body(n),
+          });
+          outcome.status = response.status;
+          outcome.connection = response.headers.get('connection');
+          outcome.body = await response.text();
+        } catch (error) {
+          outcome.error = String((error as Error).cause ?? error);
+        }
+        outcome.doneAt = Date.now();
+        outcomes.push(outcome);
+      }
+    };
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+      child.once('exit', (code, signal) => done({ code, signal })),
+    );
+    const callers = Array.from({ length: CALLERS }, (_, c) => caller(c));
+    await sleep(2_000);
+    signalledAt = Date.now();
+    const logAtSignal = log.length;
+    child.kill('SIGTERM');
+    await Promise.all(callers);
+    const exit = await exited;
+    // Idle keep-alive connections would hold it for Fastify's 72 s keep-alive timeout.
+    const exitMs = Date.now() - signalledAt;
+
+    const before = outcomes.filter((o) => o.sentAt < signalledAt);
+    const inFlight = before.filter((o) => o.doneAt > signalledAt && o.status === 200);
+    const failed = before.filter((o) => o.status !== 200);
+    expect(before.length).toBeGreaterThan(CALLERS);
+    // The signal really caught requests mid-way, and they were answered in full.
+    expect(inFlight.length).toBeGreaterThan(0);
+    for (const o of inFlight) expect(JSON.parse(o.body ?? '{}').items).toHaveLength(10);
+    expect(failed).toEqual([]);
+    // Nest re-raises the signal once its shutdown has finished.
+    expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+    expect(exitMs).toBeLessThan(20_000);
+    expect(log.slice(logAtSignal)).not.toMatch(/\bERROR\b/);
+  }, 60_000);
+});
