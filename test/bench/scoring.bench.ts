@@ -8,7 +8,8 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { ScoringConfig, WorkerScoringEngine } from '@app/scoring';
+import { ScoringConfig } from '@app/scoring';
+import { WorkerScoringEngine } from '@app/scoring/testing';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Tensor } from 'onnxruntime-node';

@@ -8,7 +8,8 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { FeatureRow, readFeatureFile } from '@app/features';
 import { GOLDEN_FILE, goldenFrame, loadBundle, scoreScene } from '@app/pipeline/testing';
-import { ScoringConfig, WorkerScoringEngine } from '@app/scoring';
+import { ScoringConfig } from '@app/scoring';
+import { WorkerScoringEngine } from '@app/scoring/testing';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 

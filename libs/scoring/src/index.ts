@@ -1,11 +1,21 @@
+/**
+ * The public face of @app/scoring: the module, the ScoringEngine port, config, metrics and the
+ * types callers build feeds and bundle specs from. Adapters and test hooks (the worker engine,
+ * its pools and instances) are not here: specs, benchmarks and tools take them from
+ * `@app/scoring/testing`.
+ */
 export * from './tensor-types';
-export * from './model-options';
+export {
+  EXECUTION_PROVIDERS,
+  GRAPH_OPTIMIZATION_LEVELS,
+  type BatchingOptions,
+  type ExecutionProvider,
+  type GraphOptimizationLevel,
+  type ModelLoadOptions,
+  type SessionOptions,
+  type WarmupOptions,
+} from './model-options';
 export * from './scoring-engine.port';
-export * from './model-input-check';
-export * from './onnx-metadata';
 export * from './scoring.config';
 export * from './scoring.metrics';
-export * from './worker-scoring-engine';
-export * from './worker/instance-pool';
-export * from './worker/model-instance';
 export * from './scoring.module';

@@ -5,6 +5,7 @@ import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
 import { WorkerScoringEngine } from './worker-scoring-engine';
 
+/** Binds ScoringEngine to the worker-thread engine; only the port leaves the module. */
 @Module({
   providers: [
     typedConfigProvider(ScoringConfig),
@@ -12,6 +13,6 @@ import { WorkerScoringEngine } from './worker-scoring-engine';
     WorkerScoringEngine,
     { provide: ScoringEngine, useExisting: WorkerScoringEngine },
   ],
-  exports: [ScoringEngine, WorkerScoringEngine],
+  exports: [ScoringEngine],
 })
 export class ScoringModule {}

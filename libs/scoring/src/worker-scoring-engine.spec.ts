@@ -334,6 +334,37 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(await counter('ranker_scoring_rows_total', 'busy')).toBe(30_000);
       expect(await batches('busy', 65_536)).toMatchObject({ count: 1, rows: 30_000 });
     });
+
+    it('answers a request whose rows are running at its deadline, and drops only its share of the late batch', async () => {
+      // One batch holds both requests: the preferred size fills only with both, and the queue
+      // delay is 10 minutes.
+      await load('running', {
+        batching: {
+          maxBatchRows: 65_536,
+          maxQueueDelayMicros: FOREVER_MICROS,
+          preferredBatchRows: [30_010],
+        },
+      });
+      const instance = engine.pool('running')!.live[0];
+      const neighbourFeeds = ctrFeeds(10, 5);
+      // About 30,000 rows keep the instance busy far longer than the 30 ms deadline.
+      const late = score('running', ctrFeeds(30_000, 4), performance.now() + 30);
+      const neighbour = score('running', neighbourFeeds);
+      expect(instance.load).toBe(1);
+      const error = await rejectionOf(late, 'request running at its deadline');
+      expect(error).toBeInstanceOf(DeadlineExceededError);
+      expect((error as RankerError).status).toBe(504);
+      expect(error.message).toMatch(/30000 of 30000 rows unscored/);
+      expect(instance.load).toBe(1); // answered at the deadline, while its batch still ran
+      const out = await bounded(neighbour, 'the other request in the same batch');
+      expect(out.ctr.dims).toEqual([10, 1]);
+      expectClose(out.ctr.data, await raw(neighbourFeeds));
+      expect(await batches('running', 65_536)).toMatchObject({ count: 1, rows: 30_010 });
+      expect(
+        await counter('ranker_scoring_rejections_total', 'running', { reason: 'deadline' }),
+      ).toBe(1);
+      expect(engine.pool('running')!.budget.inUse).toBe(0);
+    });
   });
 
   describe('input checks', () => {
@@ -497,6 +528,41 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(pool.live).toHaveLength(1);
       expect(pool.live[0]).not.toBe(dead);
       expect(pool.live[0].isAlive).toBe(true);
+    });
+
+    it('a worker dying with requests queued behind its batch leaks no core slot and every later request completes', async () => {
+      // One request per batch: each queued request is a batch of its own, so on a leak each
+      // takes one of the two slots and nothing is dispatched anywhere again.
+      await load('leak', { batching: { enabled: false, maxQueueDelayMicros: 0 } });
+      // The core budget is shared by every model: a leaked slot would stop this one too.
+      await load('neighbour');
+      const pool = engine.pool('leak')!;
+      const dead = pool.live[0];
+      void dead.worker.terminate();
+      const inFlight = score('leak', ctrFeeds(500, 14));
+      // Two small requests wait in the batcher for the busy instance (a shallow backlog).
+      const queuedFeeds = [ctrFeeds(10, 15), ctrFeeds(10, 16)];
+      const queued = queuedFeeds.map((feeds) => score('leak', feeds));
+      expect(dead.load).toBe(1);
+      expect(await rejectionOf(inFlight, 'request in flight on the dead worker')).toBeInstanceOf(
+        WorkerCrashedError,
+      );
+      // Each queued request runs on the replacement or fails as a crash, never hangs.
+      const results = await bounded(Promise.allSettled(queued), 'requests queued at the crash');
+      for (let i = 0; i < results.length; i++) {
+        const r = results[i];
+        if (r.status === 'fulfilled') expectClose(r.value.ctr.data, await raw(queuedFeeds[i]));
+        else expect((r.reason as RankerError).code).toBe('WORKER_CRASHED');
+      }
+      for (let i = 0; i < 4; i++) {
+        for (const id of ['leak', 'neighbour']) {
+          const feeds = ctrFeeds(20, 20 + i);
+          const out = await bounded(score(id, feeds), `${id}: request ${i} after the crash`);
+          expectClose(out.ctr.data, await raw(feeds));
+        }
+      }
+      expect(pool.budget.inUse).toBe(0);
+      expect(engine.pool('neighbour')!.budget.inUse).toBe(0);
     });
   });
 });

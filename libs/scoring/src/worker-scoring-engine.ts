@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { DynamicBatcher } from './batching/dynamic-batcher';
-import { CoreBudget } from './batching/core-budget';
 import { checkFeeds } from './model-input-check';
 import { ModelLoadOptions, resolveModelOptions } from './model-options';
 import { LoadedModelInfo, ScoreOptions, ScoringEngine } from './scoring-engine.port';
 import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
 import { InputFeeds, ModelMetadata, OutputTensors } from './tensor-types';
+import { CoreBudget } from './worker/core-budget';
 import { InstancePool } from './worker/instance-pool';
 
 interface LoadedModel {
@@ -18,6 +18,8 @@ interface LoadedModel {
 /**
  * The service's engine: every model runs in worker threads (one onnxruntime session each) fed
  * by its own dynamic batcher; the event-loop thread only assembles tensors and moves buffers.
+ * One core budget is shared by every model's pool. Bound to ScoringEngine by ScoringModule;
+ * not exported from the lib's barrel (tests reach it through `@app/scoring/testing`).
  */
 @Injectable()
 export class WorkerScoringEngine extends ScoringEngine implements OnApplicationShutdown {
@@ -38,17 +40,10 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     const labels = full.labels;
     const pool = new InstancePool(
       full,
-      () => batcher.pump(),
       () => this.metrics?.workerRestarts.inc(labels),
       this.budget,
     );
-    const batcher = new DynamicBatcher(
-      options.id,
-      full.batching,
-      pool,
-      this.budget,
-      this.events(labels),
-    );
+    const batcher = new DynamicBatcher(options.id, full.batching, pool, this.events(labels));
     let started;
     try {
       started = await pool.start();

@@ -5,7 +5,8 @@
  */
 import 'reflect-metadata';
 import { BundleInvalidError } from '@app/common';
-import { ScoringConfig, ScoringMetrics, WorkerScoringEngine } from '@app/scoring';
+import { ScoringConfig, ScoringMetrics } from '@app/scoring';
+import { WorkerScoringEngine } from '@app/scoring/testing';
 import { Logger } from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

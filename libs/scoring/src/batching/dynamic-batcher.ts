@@ -1,15 +1,16 @@
 import { DeadlineExceededError, OverloadedError, WorkerCrashedError } from '@app/common';
 import { BatchingOptions } from '../model-options';
 import { InputFeeds, OutputTensors } from '../tensor-types';
-import { InstancePool } from '../worker/instance-pool';
+import { BatchPool } from '../worker/batch-pool';
 import { WireTensor } from '../worker/worker-protocol';
-import { ModelInstance } from '../worker/model-instance';
 import { assembleFeeds, scatterOutputs } from './batch-tensors';
-import { CoreBudget } from './core-budget';
 import { PendingRequest, Slice } from './pending-request';
+import { RequestQueue } from './request-queue';
 
 /** Below this many rows per batch, splitting across idle instances costs more than it saves. */
-const MIN_SPLIT_ROWS = 256;
+export const MIN_SPLIT_ROWS = 256;
+/** setTimeout fires at once past this delay (about 24.8 days): such a deadline is none. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface BatcherEvents {
   dispatched(rows: number, queueMs: number[]): void;
@@ -24,13 +25,14 @@ export interface BatcherEvents {
  * Triton-style dynamic batcher for one model, shaped for ranking requests of 50-3,000 rows.
  * Rows of many requests merge into batches of up to maxBatchRows; a batch leaves when it is
  * full, when a preferred size can be filled, or when its oldest row has waited
- * maxQueueDelayMicros, and only when an instance and a core slot are free, so rows arriving
- * while every instance is busy join the next batch; a full batch may also queue behind a
- * running one, so instances never idle between batches. A request larger than a batch is split
- * into balanced sub-batches that run in parallel and are reassembled in order.
+ * maxQueueDelayMicros, and only when the pool has an idle instance (with a core slot), so rows
+ * arriving while every instance is busy join the next batch; a full batch may also queue behind
+ * a running one, so instances never idle between batches. A request larger than a batch is split
+ * into balanced sub-batches that run in parallel and are reassembled in order. A request fails
+ * with DeadlineExceededError at its deadline, whether its rows are queued or running.
  */
 export class DynamicBatcher {
-  private readonly queue: PendingRequest[] = [];
+  private readonly queue = new RequestQueue();
   private queuedRows = 0;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
@@ -41,11 +43,10 @@ export class DynamicBatcher {
   constructor(
     private readonly modelId: string,
     private readonly options: BatchingOptions,
-    private readonly pool: InstancePool,
-    private readonly budget: CoreBudget,
+    private readonly pool: BatchPool,
     private readonly events: BatcherEvents,
   ) {
-    this.unsubscribe = budget.subscribe(() => this.pump());
+    this.unsubscribe = pool.onAvailable(() => this.pump());
   }
 
   submit(feeds: InputFeeds, rows: number, deadline = Infinity): Promise<OutputTensors> {
@@ -60,9 +61,16 @@ export class DynamicBatcher {
       );
     }
     return new Promise<OutputTensors>((resolve, reject) => {
-      this.queue.push(
-        new PendingRequest(feeds, rows, performance.now(), deadline, resolve, reject),
-      );
+      const now = performance.now();
+      const request = new PendingRequest(feeds, rows, now, deadline, resolve, reject);
+      if (deadline <= now) {
+        this.events.rejected('deadline', 1);
+        request.reject(deadlineError(request));
+        return;
+      }
+      if (deadline - now <= MAX_TIMER_MS)
+        request.deadlineTimer = setTimeout(() => this.expire(request), deadline - now);
+      this.queue.push(request);
       this.queuedRows += rows;
       this.pump();
     });
@@ -84,8 +92,6 @@ export class DynamicBatcher {
   /** Called when an instance or a core slot may have become free. */
   pump(): void {
     if (this.closed) return;
-    const now = performance.now();
-    this.dropExpired(now);
     if (!this.pool.hasCapacity) {
       this.failQueued(
         () => new WorkerCrashedError(`model ${this.modelId}: no worker could be started`),
@@ -93,23 +99,23 @@ export class DynamicBatcher {
       );
       return;
     }
+    const now = performance.now();
     let wake = Infinity;
-    while (this.queue.length > 0) {
+    for (let first = this.queue.first(); first; first = this.queue.first()) {
       // An idle instance takes any due batch (and a core slot); a running one only a full batch
       // of a deep backlog, queued behind its current one, so its thread never waits for us.
-      const idle = this.budget.hasFree ? this.pool.idleCount() : 0;
-      const target = idle > 0 ? this.pool.idle() : this.pool.withRoom();
-      if (!target) break;
-      const size = this.nextBatchSize(now, idle);
+      const idle = this.pool.idleCount();
+      if (idle === 0 && !this.pool.canQueueBehind()) break;
+      const size = this.nextBatchSize(first, now, idle);
       if (size === 0) {
-        if (idle > 0) wake = this.queue[0].enqueuedAt + this.options.maxQueueDelayMicros / 1000;
+        if (idle > 0) wake = first.enqueuedAt + this.options.maxQueueDelayMicros / 1000;
         break;
       }
-      if (idle > 0) this.budget.acquire();
-      this.dispatch(target, this.take(size), size, now);
+      const slices = this.take(size, now);
+      if (slices.length > 0) this.dispatch(slices, now);
     }
-    // Rows left waiting need a timer for the batch delay and for the nearest deadline.
-    if (this.queue.length > 0) this.wakeAt(wake);
+    // Rows left waiting for the batch delay need a timer; deadlines have their own.
+    if (wake !== Infinity) this.wakeAt(wake);
   }
 
   /**
@@ -117,24 +123,30 @@ export class DynamicBatcher {
    * running one only when another full batch would still be left waiting: a deep backlog gains
    * from never letting a thread idle, a shallow one from merging more rows.
    */
-  private nextBatchSize(now: number, idle: number): number {
+  private nextBatchSize(first: PendingRequest, now: number, idle: number): number {
     const { enabled, maxBatchRows, maxQueueDelayMicros, preferredBatchRows } = this.options;
-    const queued = enabled ? this.queuedRows : this.queue[0].undispatched;
+    const queued = enabled ? this.queuedRows : first.undispatched;
     if (idle === 0) return queued >= 2 * maxBatchRows ? maxBatchRows : 0;
     if (!enabled) return balanced(queued, maxBatchRows, idle);
-    const waited = (now - this.queue[0].enqueuedAt) * 1000 >= maxQueueDelayMicros;
+    const waited = (now - first.enqueuedAt) * 1000 >= maxQueueDelayMicros;
     if (queued >= maxBatchRows || waited) return balanced(queued, maxBatchRows, idle);
     let preferred = 0;
     for (const size of preferredBatchRows) if (size <= queued && size > preferred) preferred = size;
     return preferred;
   }
 
-  /** Takes `size` rows from the head of the queue (one request only when batching is off). */
-  private take(size: number): Slice[] {
+  /**
+   * Takes up to `size` rows from the head of the queue (one request only when batching is off).
+   * A request whose deadline passed before its timer could fire is failed, not dispatched.
+   */
+  private take(size: number, now: number): Slice[] {
     const slices: Slice[] = [];
     let left = size;
-    while (left > 0 && this.queue.length > 0) {
-      const request = this.queue[0];
+    for (let request = this.queue.first(); left > 0 && request; request = this.queue.first()) {
+      if (request.deadline <= now) {
+        this.expire(request);
+        continue;
+      }
       const n = Math.min(left, request.undispatched);
       slices.push({ request, start: request.next, end: request.next + n });
       request.next += n;
@@ -146,18 +158,21 @@ export class DynamicBatcher {
     return slices;
   }
 
-  private dispatch(instance: ModelInstance, slices: Slice[], rows: number, now: number): void {
+  private dispatch(slices: Slice[], now: number): void {
+    let rows = 0;
     const queueMs: number[] = [];
-    for (const { request } of slices) {
+    for (const { request, start, end } of slices) {
+      rows += end - start;
       if (request.dispatchedAt === undefined) {
         request.dispatchedAt = now;
         queueMs.push(now - request.enqueuedAt);
       }
     }
     this.events.dispatched(rows, queueMs);
-    const run = instance
+    const run = this.pool
       .run(assembleFeeds(slices, rows))
       .then(({ outputs, computeMs }) => {
+        // A request settled meanwhile (deadline, a sibling batch failed) gets nothing more.
         scatterOutputs(outputs, slices);
         this.events.completed(rows, computeMs, outputs);
         for (const { request, start, end } of slices) {
@@ -171,10 +186,7 @@ export class DynamicBatcher {
           error instanceof WorkerCrashedError ? 'worker_crashed' : 'run_failed',
           requests.size,
         );
-        for (const request of requests) {
-          this.removeFromQueue(request);
-          request.reject(error);
-        }
+        for (const request of requests) this.fail(request, error);
       })
       .finally(() => {
         this.inFlight.delete(run);
@@ -183,38 +195,32 @@ export class DynamicBatcher {
     this.inFlight.add(run);
   }
 
-  private dropExpired(now: number): void {
-    const expired = this.queue.filter((r) => r.deadline <= now);
-    if (expired.length === 0) return;
-    this.events.rejected('deadline', expired.length);
-    for (const request of expired) {
-      this.removeFromQueue(request);
-      request.reject(
-        new DeadlineExceededError(
-          `deadline passed with ${request.undispatched} of ${request.rows} rows unscored; they were dropped`,
-        ),
-      );
-    }
+  /** The deadline timer: fails the request at once; rows still running are dropped on return. */
+  private expire(request: PendingRequest): void {
+    if (request.settled) return;
+    this.events.rejected('deadline', 1);
+    this.fail(request, deadlineError(request));
   }
 
-  private removeFromQueue(request: PendingRequest): void {
-    const index = this.queue.indexOf(request);
-    if (index < 0) return;
-    this.queue.splice(index, 1);
-    this.queuedRows -= request.undispatched;
+  /** Fails a request; its rows still queued leave the queue in O(1) (see RequestQueue). */
+  private fail(request: PendingRequest, error: Error): void {
+    const queued = request.undispatched;
+    request.reject(error);
+    if (queued === 0) return;
+    this.queuedRows -= queued;
+    this.queue.settledInPlace();
   }
 
   private failQueued(error: () => Error, reason: 'worker_crashed'): void {
-    if (this.queue.length === 0) return;
-    this.events.rejected(reason, this.queue.length);
-    for (const request of this.queue.splice(0)) request.reject(error());
+    const requests = this.queue.drain();
     this.queuedRows = 0;
+    if (requests.length === 0) return;
+    this.events.rejected(reason, requests.length);
+    for (const request of requests) request.reject(error());
   }
 
-  private wakeAt(at: number): void {
-    const nextDeadline = this.queue.reduce((min, r) => Math.min(min, r.deadline), Infinity);
-    const when = Math.min(at, nextDeadline);
-    if (when === Infinity || (this.timer && this.timerAt <= when)) return;
+  private wakeAt(when: number): void {
+    if (this.timer && this.timerAt <= when) return;
     clearTimeout(this.timer);
     this.timerAt = when;
     this.timer = setTimeout(
@@ -226,6 +232,12 @@ export class DynamicBatcher {
       Math.max(0, when - performance.now()),
     );
   }
+}
+
+function deadlineError(request: PendingRequest): DeadlineExceededError {
+  return new DeadlineExceededError(
+    `deadline passed with ${request.remaining} of ${request.rows} rows unscored; they were dropped`,
+  );
 }
 
 /** Rows for the next batch: balanced chunks of at most `max`, spread over idle instances. */

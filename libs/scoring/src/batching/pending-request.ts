@@ -9,12 +9,14 @@ export class PendingRequest {
   outputs: OutputTensors | undefined;
   settled = false;
   dispatchedAt: number | undefined;
+  /** Fires at the deadline, whether the rows are still queued or already running. */
+  deadlineTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly feeds: InputFeeds,
     readonly rows: number,
     readonly enqueuedAt: number,
-    /** performance.now() after which undispatched rows are dropped; Infinity for none. */
+    /** performance.now() at which the request fails with DeadlineExceededError; Infinity for none. */
     readonly deadline: number,
     private readonly onResolve: (outputs: OutputTensors) => void,
     private readonly onReject: (error: Error) => void,
@@ -27,15 +29,18 @@ export class PendingRequest {
   }
 
   resolve(outputs: OutputTensors): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.onResolve(outputs);
+    if (this.settle()) this.onResolve(outputs);
   }
 
   reject(error: Error): void {
-    if (this.settled) return;
+    if (this.settle()) this.onReject(error);
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
     this.settled = true;
-    this.onReject(error);
+    clearTimeout(this.deadlineTimer);
+    return true;
   }
 }
 

@@ -1,29 +1,39 @@
 import { Logger } from '@nestjs/common';
-import { CoreBudget } from '../batching/core-budget';
 import { ResolvedModelOptions } from '../model-options';
 import { ModelMetadata } from '../tensor-types';
+import { BatchPool, BatchResult } from './batch-pool';
+import { CoreBudget } from './core-budget';
 import { InstanceReady, ModelInstance } from './model-instance';
+import { WireTensor } from './worker-protocol';
 
 /**
  * The instances of one model. Written here rather than taken from a pool library (piscina):
  * the dynamic batcher must see which instances are idle, so that rows keep accumulating into a
  * larger batch while every instance is busy instead of queueing inside the pool; each instance
  * warms up before it counts as ready; and a dead instance fails its own batch and is replaced.
+ *
+ * Core slots are owned by instances: one is taken when an idle instance is given a batch and
+ * given back exactly once, when that instance has answered its last batch or has died. A dead
+ * instance is never offered as idle, so no batch (and no slot) goes to a thread that is gone.
  */
-export class InstancePool {
+export class InstancePool implements BatchPool {
   private readonly logger = new Logger(InstancePool.name);
   private readonly instances: ModelInstance[] = [];
   private readonly ready = new Set<ModelInstance>();
+  /** Instances holding a core slot: those with a batch running or queued. */
+  private readonly holdingSlot = new Set<ModelInstance>();
+  private readonly listeners = new Set<() => void>();
+  private readonly unsubscribeBudget: () => void;
   private closed = false;
 
   constructor(
     private readonly options: ResolvedModelOptions,
-    /** Called whenever an instance may have become available. */
-    private readonly onAvailable: () => void,
     private readonly onRestart: () => void,
-    /** Its slot is given back whenever an instance runs out of batches. */
-    private readonly budget: CoreBudget,
-  ) {}
+    /** Shared by every model's pool; a slot freed by any of them may let this one run. */
+    readonly budget: CoreBudget,
+  ) {
+    this.unsubscribeBudget = budget.subscribe(() => this.notify());
+  }
 
   /** Starts every instance and resolves when all are warm; any failure stops them all. */
   async start(): Promise<{ metadata: ModelMetadata; provider: string }> {
@@ -42,22 +52,32 @@ export class InstancePool {
     }
   }
 
-  /** An instance that is warm and has no batch. */
-  idle(): ModelInstance | undefined {
-    for (const instance of this.ready) if (instance.load === 0) return instance;
-    return undefined;
-  }
-
   idleCount(): number {
+    if (!this.budget.hasFree) return 0;
     let n = 0;
-    for (const instance of this.ready) if (instance.load === 0) n++;
+    for (const instance of this.ready) if (isIdle(instance)) n++;
     return n;
   }
 
-  /** A running instance with room for one more batch queued behind the current one. */
-  withRoom(): ModelInstance | undefined {
-    for (const instance of this.ready) if (instance.load > 0 && instance.hasRoom) return instance;
-    return undefined;
+  canQueueBehind(): boolean {
+    return this.withRoom() !== undefined;
+  }
+
+  run(feeds: Record<string, WireTensor>): Promise<BatchResult> {
+    const idle = this.budget.hasFree ? this.idle() : undefined;
+    const instance = idle ?? this.withRoom();
+    if (!instance)
+      return Promise.reject(new Error(`model ${this.options.id}: no instance can take a batch`));
+    if (idle) {
+      this.budget.acquire();
+      this.holdingSlot.add(idle);
+    }
+    return instance.run(feeds);
+  }
+
+  onAvailable(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** False once every instance has died and none could be replaced: queued work must fail. */
@@ -72,8 +92,36 @@ export class InstancePool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.unsubscribeBudget();
+    this.listeners.clear();
     this.ready.clear();
     await Promise.all(this.instances.splice(0).map((instance) => instance.close()));
+    // Callers drain first, so nothing should hold a slot; if anything does, it is not lost.
+    for (const instance of [...this.holdingSlot]) this.releaseSlot(instance);
+  }
+
+  /** A live, warm instance with no batch. */
+  private idle(): ModelInstance | undefined {
+    for (const instance of this.ready) if (isIdle(instance)) return instance;
+    return undefined;
+  }
+
+  /** A live running instance with room for one more batch queued behind the current one. */
+  private withRoom(): ModelInstance | undefined {
+    for (const instance of this.ready)
+      if (instance.isAlive && instance.load > 0 && instance.hasRoom) return instance;
+    return undefined;
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Gives back `instance`'s slot if it holds one; the budget then wakes every pool. */
+  private releaseSlot(instance: ModelInstance): boolean {
+    if (!this.holdingSlot.delete(instance)) return false;
+    this.budget.release();
+    return true;
   }
 
   private spawn(): ModelInstance {
@@ -81,16 +129,15 @@ export class InstancePool {
       this.options.id,
       { file: this.options.file, session: this.options.session, warmup: this.options.warmup },
       (dead, error) => this.replace(dead, error),
-      () => {
-        this.budget.release();
-        this.onAvailable();
+      (idle) => {
+        if (!this.releaseSlot(idle)) this.notify();
       },
     );
     instance.ready.then(
       () => {
         if (this.closed || !instance.isAlive) return;
         this.ready.add(instance);
-        this.onAvailable();
+        this.notify();
       },
       () => undefined,
     );
@@ -98,7 +145,9 @@ export class InstancePool {
   }
 
   private replace(dead: ModelInstance, error: Error): void {
+    // Out of the ready set before its slot wakes anyone, so no batcher sees it as idle.
     this.ready.delete(dead);
+    this.releaseSlot(dead);
     const index = this.instances.indexOf(dead);
     if (this.closed || index < 0) return;
     this.logger.error(
@@ -112,7 +161,7 @@ export class InstancePool {
         `model ${this.options.id}: replacement worker failed to start: ${startError.message}`,
       );
       this.instances.splice(this.instances.indexOf(replacement), 1);
-      this.onAvailable();
+      this.notify();
     });
   }
 
@@ -125,4 +174,8 @@ export class InstancePool {
         `(asked for ${session.executionProviders.join(' > ')}${skipped}), warm-up ${warmup} ms`,
     );
   }
+}
+
+function isIdle(instance: ModelInstance): boolean {
+  return instance.isAlive && instance.load === 0;
 }

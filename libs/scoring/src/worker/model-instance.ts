@@ -2,12 +2,8 @@ import { ExecutionProviderUnavailableError, ModelLoadError, WorkerCrashedError }
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ModelMetadata } from '../tensor-types';
+import { BatchResult } from './batch-pool';
 import { FromWorker, ToWorker, WireTensor, WorkerInit } from './worker-protocol';
-
-export interface BatchResult {
-  outputs: Record<string, WireTensor>;
-  computeMs: number;
-}
 
 export interface InstanceReady {
   provider: string;
@@ -27,7 +23,8 @@ const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', '@swc-nod
  * One model instance: a worker thread with its own onnxruntime session, running one batch at a
  * time, with room for one more queued behind it (so the thread never waits for the event loop
  * between batches). If the thread dies, its batches fail with WorkerCrashedError (never left
- * pending) and `onExit` tells the pool to replace it.
+ * pending) and `onExit` tells the pool to replace it; `onIdle` is not called then: a dead
+ * instance is never idle, and the pool gives back its core slot on `onExit`.
  */
 export class ModelInstance {
   readonly worker: Worker;
@@ -47,7 +44,7 @@ export class ModelInstance {
     readonly modelId: string,
     init: WorkerInit,
     private readonly onExit: (instance: ModelInstance, error: Error) => void,
-    /** Called each time the instance has no batch left (running or queued). */
+    /** Called each time a live instance has answered its last batch (running or queued). */
     private readonly onIdle: (instance: ModelInstance) => void = () => undefined,
   ) {
     this.worker = new Worker(WORKER_FILE, { workerData: init, execArgv: WORKER_EXEC_ARGV });
@@ -129,7 +126,6 @@ export class ModelInstance {
     const pending = [...this.inFlight.values()];
     this.inFlight.clear();
     for (const { reject } of pending) reject(error);
-    this.onIdle(this);
   }
 
   private die(error: Error): void {

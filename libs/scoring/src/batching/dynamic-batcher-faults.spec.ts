@@ -1,0 +1,263 @@
+/**
+ * The batcher under faults against a fake pool (no workers, fake clock): overload, deadlines
+ * of queued and running rows, mass expiry, failed and crashed batches, lost capacity, close().
+ */
+import {
+  DeadlineExceededError,
+  OverloadedError,
+  RankerError,
+  WorkerCrashedError,
+} from '@app/common';
+import { BatchingOptions } from '../model-options';
+import { OutputTensors } from '../tensor-types';
+import { BatcherEvents, DynamicBatcher } from './dynamic-batcher';
+import { FakeBatchPool, flush, numberedFeeds } from './fake-batch-pool';
+
+const FOREVER_MICROS = 600_000_000;
+
+function setUp(instances: number, options: Partial<BatchingOptions> = {}) {
+  const pool = new FakeBatchPool(instances);
+  const rejected: Record<string, number> = {};
+  const events: BatcherEvents = {
+    dispatched: () => undefined,
+    completed: () => undefined,
+    rejected: (reason, requests) => (rejected[reason] = (rejected[reason] ?? 0) + requests),
+  };
+  const batcher = new DynamicBatcher(
+    'm',
+    {
+      enabled: true,
+      maxBatchRows: 100,
+      maxQueueDelayMicros: FOREVER_MICROS,
+      preferredBatchRows: [],
+      maxQueueRows: 1_000,
+      ...options,
+    },
+    pool,
+    events,
+  );
+  let next = 0;
+  /** Submits `rows` numbered rows; the outcome is kept so a rejection is never unhandled. */
+  const submit = (rows: number, deadline?: number) => {
+    const from = next;
+    next += rows;
+    return outcome(batcher.submit(numberedFeeds(rows, from), rows, deadline));
+  };
+  return { pool, batcher, submit, rejected, sizes: () => pool.batches.map((b) => b.rows) };
+}
+
+type Outcome = { rows: number[] } | { error: Error } | 'pending';
+
+/** Reads a promise's state without awaiting it: 'pending' until it settles. */
+function outcome(promise: Promise<OutputTensors>): { get: () => Outcome } {
+  let state: Outcome = 'pending';
+  promise.then(
+    (out) => (state = { rows: Array.from(out.x.data) }),
+    (error: Error) => (state = { error }),
+  );
+  return { get: () => state };
+}
+
+function errorOf(o: { get: () => Outcome }): Error {
+  const state = o.get();
+  if (state === 'pending' || !('error' in state)) throw new Error(`expected a rejection`);
+  return state.error;
+}
+
+function range(from: number, rows: number): number[] {
+  return Array.from({ length: rows }, (_, i) => from + i);
+}
+
+beforeEach(() => jest.useFakeTimers());
+afterEach(() => jest.useRealTimers());
+
+describe('DynamicBatcher under faults (fake pool)', () => {
+  it('refuses a request past maxQueueRows at once with OverloadedError (503) and keeps the rest', async () => {
+    const { pool, submit, rejected } = setUp(1);
+    const queued = submit(60);
+    const refused = submit(950);
+    await flush();
+    const error = errorOf(refused);
+    expect(error).toBeInstanceOf(OverloadedError);
+    expect((error as RankerError).status).toBe(503);
+    expect(rejected).toEqual({ overloaded: 1 });
+    const fits = submit(40);
+    await flush();
+    expect(fits.get()).toBe('pending');
+    expect(pool.batches.map((b) => b.rows)).toEqual([100]);
+    pool.batches[0].succeed();
+    await flush();
+    expect(queued.get()).toEqual({ rows: range(0, 60) });
+    expect(fits.get()).toEqual({ rows: range(1010, 40) });
+  });
+
+  describe('deadlines', () => {
+    it('rejects a request whose deadline has already passed without queueing it', async () => {
+      const { pool, submit, rejected } = setUp(1, { maxQueueDelayMicros: 0 });
+      const late = submit(10, performance.now() - 1);
+      await flush();
+      expect(errorOf(late)).toBeInstanceOf(DeadlineExceededError);
+      expect(pool.batches).toHaveLength(0);
+      expect(rejected).toEqual({ deadline: 1 });
+    });
+
+    it('drops queued rows at their deadline; they are never dispatched', async () => {
+      const { pool, submit, sizes } = setUp(1, { maxQueueDelayMicros: 0 });
+      const running = submit(100);
+      const queued = submit(10, performance.now() + 30);
+      jest.advanceTimersByTime(29);
+      await flush();
+      expect(queued.get()).toBe('pending');
+      jest.advanceTimersByTime(1);
+      await flush();
+      const error = errorOf(queued);
+      expect(error).toBeInstanceOf(DeadlineExceededError);
+      expect((error as RankerError).status).toBe(504);
+      expect(error.message).toMatch(/10 of 10 rows unscored/);
+      pool.batches[0].succeed();
+      await flush();
+      expect(running.get()).toEqual({ rows: range(0, 100) });
+      expect(sizes()).toEqual([100]);
+    });
+
+    it('answers a running request at its deadline and drops only its share of the late batch', async () => {
+      const { pool, submit, rejected } = setUp(1, { preferredBatchRows: [50] });
+      const late = submit(30, performance.now() + 30);
+      const neighbour = submit(20);
+      expect(pool.batches.map((b) => b.rows)).toEqual([50]);
+      jest.advanceTimersByTime(30);
+      await flush();
+      expect(errorOf(late)).toBeInstanceOf(DeadlineExceededError);
+      expect(errorOf(late).message).toMatch(/30 of 30 rows unscored/);
+      expect(neighbour.get()).toBe('pending');
+      pool.batches[0].succeed();
+      await flush();
+      expect(neighbour.get()).toEqual({ rows: range(30, 20) });
+      expect(errorOf(late)).toBeInstanceOf(DeadlineExceededError);
+      expect(rejected).toEqual({ deadline: 1 });
+      expect(pool.inUse).toBe(0);
+    });
+
+    it('fails a split request at its deadline, frees its queued rows and never dispatches them', async () => {
+      const { pool, submit, sizes } = setUp(1, { maxQueueDelayMicros: 0, maxQueueRows: 300 });
+      const split = submit(250, performance.now() + 30);
+      // One balanced third runs; 166 rows wait for the instance (a shallow backlog).
+      expect(sizes()).toEqual([84]);
+      jest.advanceTimersByTime(30);
+      await flush();
+      expect(errorOf(split).message).toMatch(/250 of 250 rows unscored/);
+      // Its 166 queued rows no longer count against maxQueueRows.
+      const next = submit(300);
+      await flush();
+      expect(next.get()).toBe('pending');
+      // 300 rows wait (2 x maxBatchRows): a full batch of the new request queues behind.
+      expect(pool.batches.map((b) => [b.rows, b.behind])).toEqual([
+        [84, false],
+        [100, true],
+      ]);
+      while (pool.running.length > 0) {
+        for (const batch of pool.running) batch.succeed();
+        await flush();
+      }
+      expect(next.get()).toEqual({ rows: range(250, 300) });
+      // Only the rows that were running when the deadline passed were ever dispatched.
+      expect(sizes().reduce((a, b) => a + b)).toBe(84 + 300);
+    });
+
+    it('expires 20,000 queued requests at once in linear work, and keeps serving', async () => {
+      // Real timers: the fake clock scans every timer each time one fires, which is quadratic
+      // in itself. Node's timers of one duration share a list and fire in order.
+      jest.useRealTimers();
+      const n = 20_000;
+      const { pool, submit, rejected } = setUp(1, {
+        maxBatchRows: 65_536,
+        maxQueueRows: 1_000_000,
+        maxQueueDelayMicros: 0,
+      });
+      const running = submit(10);
+      const deadline = performance.now() + 50;
+      const queued = Array.from({ length: n }, () => submit(1, deadline));
+      // Each submit asks the pool a bounded number of questions, however long the queue.
+      expect(pool.polls).toBeLessThanOrEqual(4 * (n + 1));
+      const pollsBefore = pool.polls;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await flush();
+      const expired = queued.filter((request) => errorOf(request) instanceof DeadlineExceededError);
+      expect(expired).toHaveLength(n);
+      expect(rejected).toEqual({ deadline: n });
+      // Expiry asks the pool nothing: each request leaves the queue on its own (RequestQueue).
+      expect(pool.polls).toBe(pollsBefore);
+      pool.batches[0].succeed();
+      await flush();
+      const after = submit(5);
+      pool.batches[1].succeed();
+      await flush();
+      expect(running.get()).toEqual({ rows: range(0, 10) });
+      expect(after.get()).toEqual({ rows: range(10 + n, 5) });
+      expect(pool.batches.map((b) => b.rows)).toEqual([10, 5]);
+    });
+  });
+
+  describe('failed batches', () => {
+    it('fails only the requests of a failed batch; the others get their rows', async () => {
+      const { pool, submit, rejected } = setUp(2, { maxQueueDelayMicros: 0 });
+      const a = submit(50);
+      const b = submit(50);
+      pool.batches[0].fail(new Error('model said no'));
+      pool.batches[1].succeed();
+      await flush();
+      expect(errorOf(a).message).toBe('model said no');
+      expect(b.get()).toEqual({ rows: range(50, 50) });
+      expect(rejected).toEqual({ run_failed: 1 });
+    });
+
+    it('fails a request split over batches once when one crashes, with WorkerCrashedError', async () => {
+      const { pool, submit, rejected } = setUp(2, { maxQueueDelayMicros: 0 });
+      const split = submit(200);
+      expect(pool.batches.map((b) => b.rows)).toEqual([100, 100]);
+      pool.batches[1].fail(new WorkerCrashedError('worker died with a batch in flight'));
+      await flush();
+      const error = errorOf(split);
+      expect(error).toBeInstanceOf(WorkerCrashedError);
+      expect((error as RankerError).code).toBe('WORKER_CRASHED');
+      pool.batches[0].succeed();
+      await flush();
+      expect(errorOf(split)).toBe(error);
+      expect(rejected).toEqual({ worker_crashed: 1 });
+      const next = submit(10);
+      pool.batches[2].succeed();
+      await flush();
+      expect(next.get()).toEqual({ rows: range(200, 10) });
+    });
+
+    it('fails queued work with WorkerCrashedError once the pool has no capacity left', async () => {
+      const { pool, submit } = setUp(1, { maxQueueDelayMicros: 0 });
+      const running = submit(100);
+      const queued = submit(10);
+      pool.hasCapacity = false;
+      pool.batches[0].fail(new WorkerCrashedError('worker died'));
+      await flush();
+      expect(errorOf(running)).toBeInstanceOf(WorkerCrashedError);
+      expect(errorOf(queued).message).toMatch(/no worker could be started/);
+    });
+  });
+
+  it('close() fails queued work, waits for batches in flight and refuses new work', async () => {
+    const { pool, batcher, submit, rejected } = setUp(1, { maxQueueDelayMicros: 0 });
+    const running = submit(100);
+    const queued = submit(10);
+    let closed = false;
+    const closing = batcher.close().then(() => (closed = true));
+    await flush();
+    expect(errorOf(queued).message).toMatch(/unloaded/);
+    expect(closed).toBe(false);
+    pool.batches[0].succeed();
+    await closing;
+    expect(running.get()).toEqual({ rows: range(0, 100) });
+    const after = submit(1);
+    await flush();
+    expect(errorOf(after)).toBeInstanceOf(WorkerCrashedError);
+    expect(rejected).toEqual({ worker_crashed: 1 });
+    expect(pool.batches).toHaveLength(1);
+  });
+});
