@@ -30,6 +30,12 @@ export async function seedFeatures(
   });
   const redis = await connectRedis(config, new Logger('bench:rank'));
   if (!(redis instanceof Redis)) throw new Error('bench:rank seeds a standalone Redis only');
+  await redis.ping().catch((error: Error) => {
+    redis.disconnect();
+    throw new Error(`no Redis answers at ${redisUrl} (npm run services:up): ${error.message}`, {
+      cause: error,
+    });
+  });
   const writer = new RedisFeatureWriter(redis, new RedisKeys(prefix, 0));
   const rows = await writer.putRows(await readFeatureFile(file));
   return {
