@@ -5,7 +5,8 @@ import { basename, dirname, join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { compileFusion } from '../fusion/fusion-compiler';
 import { Scene, SceneModel } from './scene';
-import { scoreScene } from './scene-scorer';
+import { resolveFusionInputs, scoreScene } from './scene-scorer';
+import { FeatureValues } from '../transforms/feature-values';
 import { TensorBuilder } from '../transforms/tensor-builder';
 import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
 import { parseBundleSpec } from '../bundle/bundle-schema';
@@ -31,6 +32,12 @@ export async function loadBundle(
   try {
     const models: SceneModel[] = [];
     const errors: ErrorDetail[] = [];
+    // One set of feature readers for the bundle: a value overflowing any model's float column
+    // is refused for every model, so all of them see the same features.
+    const values = new FeatureValues(
+      spec.features,
+      spec.models.flatMap((m) => m.inputs),
+    );
     for (const model of spec.models) {
       const file = join(dir, model.file);
       const options = loadOptions(spec, model, file);
@@ -60,12 +67,14 @@ export async function loadBundle(
       models.push({
         name: model.name,
         id: options.id,
-        tensors: new TensorBuilder(model.inputs, spec.features),
+        tensors: new TensorBuilder(model.inputs, values),
         outputs: model.outputs,
       });
     }
     if (errors.length > 0) throw new BundleInvalidError(dir, errors);
-    const scene: Scene = { spec, dir, models, fusion: compileFusion(spec.fusion) };
+    const fusion = compileFusion(spec.fusion);
+    const fusionInputs = resolveFusionInputs(models, fusion.variables);
+    const scene: Scene = { spec, dir, models, fusion, fusionInputs };
     await dryRun(scene, engine);
     if (golden) await checkGolden(scene, engine);
     return scene;
