@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { FeatureStore, ThrottledWarnings } from '@app/features';
+import { DeadlineExceededError } from '@app/common';
+import { FeaturesConfig, FeatureStore, FetchOptions, ThrottledWarnings } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { PipelineMetrics } from '../pipeline.metrics';
@@ -20,6 +21,7 @@ export class RankService {
     private readonly store: FeatureStore,
     private readonly engine: ScoringEngine,
     private readonly config: PipelineConfig,
+    private readonly featuresConfig: FeaturesConfig,
     private readonly metrics: PipelineMetrics,
   ) {}
 
@@ -30,9 +32,16 @@ export class RankService {
     const scene = this.registry.get(sceneName);
     const labels = { scene: scene.spec.scene, version: scene.spec.version };
     const itemIds = request.candidates.map((c) => c.id);
-    const fetched = await this.store.fetch(request.user.id, itemIds, {
-      requestId: request.requestId,
-    });
+    const fetched = await this.store.fetch(
+      request.user.id,
+      itemIds,
+      this.fetchOptions(request, deadline),
+    );
+    if (deadline !== undefined && performance.now() >= deadline) {
+      throw new DeadlineExceededError(
+        `deadline of ${timeoutMs} ms passed while fetching features; nothing was scored`,
+      );
+    }
     const frame: FeatureFrame = {
       userId: request.user.id,
       userRequest: request.user.features,
@@ -63,5 +72,18 @@ export class RankService {
       );
     }
     return result;
+  }
+
+  /**
+   * The store waits at most what is left of the request's deadline (never more than its own
+   * FEATURES_FETCH_TIMEOUT_MS); without a deadline, the store's default applies.
+   */
+  private fetchOptions(request: RankRequest, deadline: number | undefined): FetchOptions {
+    if (deadline === undefined) return { requestId: request.requestId };
+    const remaining = Math.max(1, Math.ceil(deadline - performance.now()));
+    return {
+      requestId: request.requestId,
+      timeoutMs: Math.min(this.featuresConfig.FEATURES_FETCH_TIMEOUT_MS, remaining),
+    };
   }
 }
