@@ -555,6 +555,11 @@ describe('compileColumn: values resolve through their declared type', () => {
       ['identity of -1e39 (finite as a double, not as float32)', identity, -1e39],
       ['identity of "1e39"', identity, '1e39'],
       ['standardize overflowing its std', standardize, 1e30],
+      [
+        'identity clipped beyond float32',
+        { op: 'identity', feature: hour, clip: [-1e300, 1e300] },
+        1e308,
+      ],
     ])('%s takes the default and is reported', (_what, column, n) => {
       const reports: string[] = [];
       expect(at(column, ctx(n, reports))).toBe(at(column, ctx(9)));

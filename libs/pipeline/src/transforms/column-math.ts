@@ -29,13 +29,26 @@ export function numberMap(column: ColumnSpec): NumberMap | undefined {
   }
 }
 
+/** A column that can leave float32 from a finite input: clip((x - shift) / scale). */
+export interface OverflowRisk {
+  shift: number;
+  scale: number;
+  lo: number;
+  hi: number;
+}
+
 /**
- * True for the ops whose value can leave float32 from a finite input (1e308 as identity, or
- * standardized by a small std). bucketize counts boundaries and log1p of a finite number stays
- * below 710, so they never overflow.
+ * The affine math of an identity or standardize column whose value can leave float32 from a
+ * finite input (1e308 as identity, or standardized by a small std); undefined for the others:
+ * bucketize counts boundaries, log1p of a finite number stays below 710, and a clip within
+ * float32 bounds the value.
  */
-export function canOverflow(column: ColumnSpec): boolean {
-  return column.op === 'identity' || column.op === 'standardize';
+export function overflowRisk(column: ColumnSpec): OverflowRisk | undefined {
+  if (column.op !== 'identity' && column.op !== 'standardize') return undefined;
+  const [lo, hi] = column.clip ?? [-Infinity, Infinity];
+  if (Number.isFinite(Math.fround(lo)) && Number.isFinite(Math.fround(hi))) return undefined;
+  if (column.op === 'standardize') return { shift: column.mean, scale: column.std, lo, hi };
+  return { shift: 0, scale: 1, lo, hi };
 }
 
 function clipped(get: NumberMap, clip?: [number, number]): NumberMap {

@@ -1,12 +1,6 @@
 import { FeatureRow, FeatureValue } from '@app/features';
-import {
-  BundleSpec,
-  ColumnSpec,
-  FeatureDecl,
-  FeatureRef,
-  ModelInputSpec,
-} from '../bundle/bundle-definition';
-import { canOverflow, NumberMap, numberMap } from './column-math';
+import { BundleSpec, FeatureDecl, FeatureRef, ModelInputSpec } from '../bundle/bundle-definition';
+import { OverflowRisk, overflowRisk } from './column-math';
 import { FeatureFrame } from './feature-frame';
 
 export type NumberReader = (frame: FeatureFrame, row: number) => number;
@@ -15,10 +9,15 @@ type Lookup = (frame: FeatureFrame, row: number) => FeatureValue | undefined;
 
 /**
  * `row[name]` only when the row has it as its own property: a name from outside (`constructor`,
- * `toString`, `__proto__`) never resolves to a member of Object.prototype.
+ * `toString`, `__proto__`) never resolves to a member of Object.prototype. Those members are
+ * functions or objects, which no feature value is, so the own-property test is made only for such
+ * a value: the common lookup (a string, number or boolean) costs a property read.
  */
 export function ownValue(row: FeatureRow | undefined, name: string): FeatureValue | undefined {
-  return row !== undefined && Object.hasOwn(row, name) ? row[name] : undefined;
+  if (row === undefined) return undefined;
+  const value = row[name] as unknown;
+  if (typeof value !== 'object' && typeof value !== 'function') return value as FeatureValue;
+  return Object.hasOwn(row, name) ? (value as unknown as FeatureValue) : undefined;
 }
 
 /**
@@ -33,31 +32,31 @@ export function ownValue(row: FeatureRow | undefined, name: string): FeatureValu
  * a number feature read as text.
  */
 export class FeatureValues {
-  /** Per `<source>.<name>`: does a number fit every overflow-prone column that reads it? */
-  private readonly fits = new Map<string, (n: number) => boolean>();
+  /** Per `<source>.<name>`: does a number stay finite in every float column that reads it? */
+  private readonly fits = new Map<string, Fits>();
 
   /** `inputs`: every model input of the bundle, so the overflow check covers all its columns. */
   constructor(
     private readonly features: BundleSpec['features'],
     inputs: readonly ModelInputSpec[] = [],
   ) {
-    const maps = new Map<string, Map<string, NumberMap>>();
+    const risks = new Map<string, Map<string, OverflowRisk>>();
     for (const column of inputs.flatMap((input) => input.columns)) {
-      if (!canOverflow(column)) continue;
-      const { feature } = column as Extract<ColumnSpec, { feature: FeatureRef }>;
-      const key = `${feature.source}.${feature.name}`;
-      const byMath = maps.get(key) ?? maps.set(key, new Map()).get(key)!;
+      const risk = overflowRisk(column);
+      if (!risk || column.op === 'cross' || column.op === 'match') continue;
+      const key = `${column.feature.source}.${column.feature.name}`;
+      const byMath = risks.get(key) ?? risks.set(key, new Map()).get(key)!;
       // Models sharing inputs (YAML anchors) repeat the same columns: check each math once.
-      byMath.set(JSON.stringify(column), numberMap(column)!);
+      byMath.set(JSON.stringify(risk), risk);
     }
-    for (const [key, byMath] of maps) this.fits.set(key, fitsAll([...byMath.values()]));
+    for (const [key, byMath] of risks) this.fits.set(key, fitsAll([...byMath.values()]));
   }
 
   /** The feature as a number: for number ops (bucketize, identity, log1p, standardize). */
   number(ref: FeatureRef): NumberReader {
     if (isImplicitId(ref)) return idNumber(ref);
     const decl = this.declaration(ref);
-    const fits = this.fits.get(`${ref.source}.${ref.name}`) ?? always;
+    const fits = this.fits.get(`${ref.source}.${ref.name}`);
     const read = decl.type === 'number' ? numberValue(fits) : numericText(fits);
     // A string feature's default need not be numeric: it reads as 0, as it always has.
     return layered(ref, read, Number(decl.default) || 0);
@@ -71,8 +70,7 @@ export class FeatureValues {
     const decl = this.declaration(ref);
     if (decl.type === 'string') return layered(ref, textOf, String(decl.default));
     // A number feature hashes as the string form of its resolved number: "20.0", 20 -> "20".
-    const fits = this.fits.get(`${ref.source}.${ref.name}`) ?? always;
-    const asNumber = numberValue(fits);
+    const asNumber = numberValue(this.fits.get(`${ref.source}.${ref.name}`));
     const read = (v: FeatureValue) => {
       const n = asNumber(v);
       return n === undefined ? undefined : String(n);
@@ -89,12 +87,19 @@ export class FeatureValues {
   }
 }
 
-const always = () => true;
+type Fits = (n: number) => boolean;
 
-function fitsAll(maps: readonly NumberMap[]): (n: number) => boolean {
+/** The same arithmetic as the columns (see numberMap), over typed arrays: no call per column. */
+function fitsAll(risks: readonly OverflowRisk[]): Fits {
+  const shift = Float64Array.from(risks, (r) => r.shift);
+  const scale = Float64Array.from(risks, (r) => r.scale);
+  const lo = Float64Array.from(risks, (r) => r.lo);
+  const hi = Float64Array.from(risks, (r) => r.hi);
   return (n) => {
-    for (let m = 0; m < maps.length; m++)
-      if (!Number.isFinite(Math.fround(maps[m](n)))) return false;
+    for (let k = 0; k < shift.length; k++) {
+      const v = Math.min(Math.max((n - shift[k]) / scale[k], lo[k]), hi[k]);
+      if (!Number.isFinite(Math.fround(v))) return false;
+    }
     return true;
   };
 }
@@ -123,17 +128,24 @@ function textOf(v: FeatureValue): string | undefined {
   return undefined;
 }
 
-function numberValue(fits: (n: number) => boolean) {
-  return (v: FeatureValue): number | undefined => {
+/** A usable number, or undefined; `fits` is the feature's overflow check, if it has one. */
+function numberValue(fits: Fits | undefined): (v: FeatureValue) => number | undefined {
+  if (!fits) {
+    return (v) => {
+      const n = numberOf(v);
+      return Number.isFinite(n) ? n : undefined;
+    };
+  }
+  return (v) => {
     const n = numberOf(v);
     return Number.isFinite(n) && fits(n) ? n : undefined;
   };
 }
 
 /** A string feature read by a number op: its string form, when that is a number. */
-function numericText(fits: (n: number) => boolean) {
+function numericText(fits: Fits | undefined): (v: FeatureValue) => number | undefined {
   const asNumber = numberValue(fits);
-  return (v: FeatureValue): number | undefined => {
+  return (v) => {
     const text = textOf(v);
     return text === undefined ? undefined : asNumber(text);
   };
@@ -150,43 +162,39 @@ function idNumber({ source, name }: FeatureRef): NumberReader {
   };
 }
 
-function layers({ source, name }: FeatureRef): [Lookup, Lookup | undefined] {
-  switch (source) {
-    case 'user':
-      return [(f) => ownValue(f.userRequest, name), (f) => ownValue(f.userStored, name)];
-    case 'item':
-      return [
-        (f, i) => ownValue(f.itemRequest[i], name),
-        (f, i) => ownValue(f.itemStored[i], name),
-      ];
-    case 'context':
-      return [(f) => ownValue(f.context, name), undefined];
-  }
-}
-
 /** The first layer whose value `read` accepts, else `fallback`; each refused value is reported. */
 function layered<T>(
-  ref: FeatureRef,
+  { source, name }: FeatureRef,
   read: (v: FeatureValue) => T | undefined,
   fallback: T,
 ): (f: FeatureFrame, row: number) => T {
-  const [request, stored] = layers(ref);
-  const { source, name } = ref;
-  return (f, i) => {
-    const sent = request(f, i);
+  const pick = (
+    f: FeatureFrame,
+    i: number,
+    request: FeatureRow | undefined,
+    stored: FeatureRow | undefined,
+  ): T => {
+    const sent = ownValue(request, name);
     if (sent !== undefined) {
       const value = read(sent);
       if (value !== undefined) return value;
       f.onBadValue?.(source, 'request', i, name);
     }
-    if (stored !== undefined) {
-      const kept = stored(f, i);
-      if (kept !== undefined) {
-        const value = read(kept);
-        if (value !== undefined) return value;
-        f.onBadValue?.(source, 'stored', i, name);
-      }
+    const kept = ownValue(stored, name);
+    if (kept !== undefined) {
+      const value = read(kept);
+      if (value !== undefined) return value;
+      f.onBadValue?.(source, 'stored', i, name);
     }
     return fallback;
   };
+  switch (source) {
+    case 'item':
+      return (f, i) => pick(f, i, f.itemRequest[i], f.itemStored[i]);
+    case 'user':
+      return (f, i) => pick(f, i, f.userRequest, f.userStored);
+    case 'context':
+      // Context features are never stored.
+      return (f, i) => pick(f, i, f.context, undefined);
+  }
 }
