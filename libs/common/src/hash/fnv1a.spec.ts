@@ -1,11 +1,12 @@
+import fc from 'fast-check';
 import { fnv1a32 } from './fnv1a';
 
 /** The separator of cross columns (libs/pipeline), spelled out: common must not import pipeline. */
 const CROSS_SEPARATOR = '\u0001';
 
 /** FNV-1a 32-bit over raw bytes, written independently of the code under test. */
-function fnvOfBytes(bytes: Uint8Array): number {
-  let h = 0x811c9dc5;
+function fnvOfBytes(bytes: Uint8Array, seed = 0x811c9dc5): number {
+  let h = seed;
   for (const byte of bytes) {
     h ^= byte;
     h = Number((BigInt(h) * 0x01000193n) & 0xffffffffn);
@@ -61,5 +62,36 @@ describe('fnv1a32', () => {
     expect(fnv1a32('', 12345)).toBe(12345);
     expect(fnv1a32('a', 0x811c9dc5)).toBe(fnv1a32('a'));
     expect(fnv1a32('a', 1)).not.toBe(fnv1a32('a'));
+  });
+
+  describe('lone surrogates', () => {
+    it.each([
+      ['a lone high surrogate', 'a\ud800b'],
+      ['a lone high surrogate at the end', 'id-\udbff'],
+      ['a lone low surrogate', '\udc00x'],
+      ['a low before a high (no pair)', '\udc00\ud800'],
+      ['two high surrogates then a pair', '\ud800\ud83d\ude00'],
+    ])('hashes %s as U+FFFD, like Buffer.from', (_what, text) => {
+      expect(fnv1a32(text)).toBe(fnvOfBytes(utf8(text)));
+    });
+
+    it('equals FNV-1a over Buffer.from(s, "utf8") for any string, surrogates included', () => {
+      const surrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+      const piece = fc.oneof(
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: 'grapheme' }),
+        fc.string({ unit: 'binary-ascii' }),
+        surrogate,
+      );
+      const text = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join(''));
+      fc.assert(
+        fc.property(text, fc.integer({ min: 0, max: 0xffffffff }), (s, seed) => {
+          const bytes = utf8(s);
+          // A seed continues the stream (cross columns hash their prefix once): same bytes rule.
+          return fnv1a32(s) === fnvOfBytes(bytes) && fnv1a32(s, seed) === fnvOfBytes(bytes, seed);
+        }),
+        { numRuns: 2000 },
+      );
+    });
   });
 });

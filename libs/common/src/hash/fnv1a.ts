@@ -14,11 +14,15 @@ export function fnv1a32(text: string, seed = FNV_OFFSET_BASIS): number {
       h = Math.imul(h ^ code, PRIME);
       continue;
     }
-    if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length) {
-      const low = text.charCodeAt(i + 1);
+    if (code >= 0xd800 && code < 0xe000) {
+      const low = code < 0xdc00 && i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
       if (low >= 0xdc00 && low < 0xe000) {
         code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
         i++;
+      } else {
+        // An unpaired surrogate is not a code point: UTF-8 encoders (Buffer.from, TextEncoder)
+        // write U+FFFD in its place, and so must we, or ids would hash differently elsewhere.
+        code = 0xfffd;
       }
     }
     if (code < 0x800) {

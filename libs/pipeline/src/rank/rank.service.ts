@@ -1,11 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { FeaturesMetrics, FeatureStore, ThrottledWarnings } from '@app/features';
+import { DeadlineExceededError } from '@app/common';
+import { FeaturesConfig, FeatureStore, FetchOptions, ThrottledWarnings } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
+import { PipelineMetrics } from '../pipeline.metrics';
 import { SceneRegistry } from '../scene/scene-registry';
 import { scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
-import { RankedItem, RankRequest, RankResult } from '../request/rank-request';
+import { RankRequest, RankResult } from '../request/rank-request';
+import { badValueReport } from './bad-value-report';
+import { countNonFinite, rankedItems } from './ranked-items';
 
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()
@@ -17,7 +21,8 @@ export class RankService {
     private readonly store: FeatureStore,
     private readonly engine: ScoringEngine,
     private readonly config: PipelineConfig,
-    private readonly featureMetrics: FeaturesMetrics,
+    private readonly featuresConfig: FeaturesConfig,
+    private readonly metrics: PipelineMetrics,
   ) {}
 
   /** `request` has passed validateRankRequest at its edge. */
@@ -25,41 +30,60 @@ export class RankService {
     const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
     const scene = this.registry.get(sceneName);
+    const labels = { scene: scene.spec.scene, version: scene.spec.version };
     const itemIds = request.candidates.map((c) => c.id);
-    const fetched = await this.store.fetch(request.user.id, itemIds, {
-      requestId: request.requestId,
-    });
+    const fetched = await this.store.fetch(
+      request.user.id,
+      itemIds,
+      this.fetchOptions(request, deadline),
+    );
+    if (deadline !== undefined && performance.now() >= deadline) {
+      throw new DeadlineExceededError(
+        `deadline of ${timeoutMs} ms passed while fetching features; nothing was scored`,
+      );
+    }
     const frame: FeatureFrame = {
-      user: { ...fetched.user, ...request.user.features, id: request.user.id },
-      context: request.context ?? {},
+      userId: request.user.id,
+      userRequest: request.user.features,
+      userStored: fetched.user,
+      context: request.context,
       itemIds,
       itemRequest: request.candidates.map((c) => c.features),
       itemStored: fetched.items,
-      onBadValue: (source, row, feature) => {
-        this.featureMetrics.badValues.inc({ source, reason: 'wrong_type' });
-        const id = source === 'item' ? itemIds[row] : source === 'user' ? request.user.id : '-';
-        this.warnings.warn(
-          `requestId=${request.requestId ?? '-'}: ${source} ${id} feature ${feature} is not a number; default used`,
-        );
-      },
+      onBadValue: badValueReport(this.metrics, this.warnings, labels, {
+        requestId: request.requestId,
+        userId: request.user.id,
+        itemIds,
+      }),
     };
     const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
-    return {
-      scene: scene.spec.scene,
-      version: scene.spec.version,
+    const result: RankResult = {
+      ...labels,
       degraded: fetched.degraded,
-      items: topItems(itemIds, scores, topK),
+      items: rankedItems(itemIds, scores, topK),
+    };
+    const nonFinite = countNonFinite(scores);
+    if (nonFinite > 0) {
+      result.nonFiniteScores = nonFinite;
+      this.metrics.nonFiniteScores.inc(labels, nonFinite);
+      this.warnings.warn(
+        `requestId=${request.requestId ?? '-'}: ${nonFinite} of ${itemIds.length} scores of ${labels.scene}/${labels.version} are not finite; ranked last`,
+      );
+    }
+    return result;
+  }
+
+  /**
+   * The store waits at most what is left of the request's deadline (never more than its own
+   * FEATURES_FETCH_TIMEOUT_MS); without a deadline, the store's default applies.
+   */
+  private fetchOptions(request: RankRequest, deadline: number | undefined): FetchOptions {
+    if (deadline === undefined) return { requestId: request.requestId };
+    const remaining = Math.max(1, Math.ceil(deadline - performance.now()));
+    return {
+      requestId: request.requestId,
+      timeoutMs: Math.min(this.featuresConfig.FEATURES_FETCH_TIMEOUT_MS, remaining),
     };
   }
-}
-
-/** Indices sorted by score, best first; a NaN score ranks last. */
-function topItems(ids: readonly string[], scores: Float32Array, k: number): RankedItem[] {
-  const order = Array.from({ length: ids.length }, (_, i) => i);
-  const key = (i: number) => (Number.isNaN(scores[i]) ? -Infinity : scores[i]);
-  order.sort((a, b) => key(b) - key(a) || a - b);
-  const items = new Array<RankedItem>(k);
-  for (let r = 0; r < k; r++) items[r] = { id: ids[order[r]], score: scores[order[r]] };
-  return items;
 }

@@ -14,7 +14,10 @@ export interface RankRequest {
 
 export interface RankedItem {
   id: string;
-  score: number;
+  /** The fused score; null when it was NaN or infinite (then `nonFinite` is true). */
+  score: number | null;
+  /** Present only on items whose score was not finite: they rank after every finite score. */
+  nonFinite?: true;
 }
 
 export interface RankResult {
@@ -23,4 +26,6 @@ export interface RankResult {
   /** True when features could not all be fetched in time and defaults stood in. */
   degraded: boolean;
   items: RankedItem[];
+  /** How many candidates (returned or not) got a non-finite score; present only when > 0. */
+  nonFiniteScores?: number;
 }

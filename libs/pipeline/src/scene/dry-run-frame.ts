@@ -6,8 +6,10 @@ const DRY_RUN_ROWS = 8;
 export function dryRunFrame(): FeatureFrame {
   const itemIds = Array.from({ length: DRY_RUN_ROWS }, (_, i) => `dry-run-${i}`);
   return {
-    user: { id: 'dry-run-user' },
-    context: {},
+    userId: 'dry-run-user',
+    userRequest: undefined,
+    userStored: undefined,
+    context: undefined,
     itemIds,
     itemRequest: itemIds.map(() => undefined),
     itemStored: itemIds.map(() => undefined),

@@ -95,8 +95,10 @@ function parseCase(line: string): GoldenCase | string {
 export function goldenFrame(golden: Omit<GoldenCase, 'expected'>): FeatureFrame {
   const itemIds = golden.candidates.map((c) => c.id);
   return {
-    user: { ...golden.user.features, id: golden.user.id },
-    context: golden.context ?? {},
+    userId: golden.user.id,
+    userRequest: golden.user.features,
+    userStored: undefined,
+    context: golden.context,
     itemIds,
     itemRequest: golden.candidates.map((c) => c.features),
     itemStored: itemIds.map(() => undefined),

@@ -90,7 +90,9 @@ describe('loadBundle (real engine)', () => {
       for (const id of MODEL_IDS) expect(engine.pool(id)?.live).toHaveLength(1);
       const itemIds = Array.from({ length: 25 }, (_, i) => `item-${i}`);
       const frame: FeatureFrame = {
-        user: { id: 'user-1', age: 27, gender: 'f', city: 'lyon', fav_category: 'books' },
+        userId: 'user-1',
+        userRequest: { age: 27, gender: 'f', city: 'lyon', fav_category: 'books' },
+        userStored: undefined,
         context: { hour: 21, device: 'ios', page: 'home' },
         itemIds,
         itemRequest: itemIds.map((_, i) => (i % 2 ? { price: i * 3.5 } : undefined)),

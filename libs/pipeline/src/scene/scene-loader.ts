@@ -5,7 +5,8 @@ import { basename, dirname, join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { compileFusion } from '../fusion/fusion-compiler';
 import { Scene, SceneModel } from './scene';
-import { scoreScene } from './scene-scorer';
+import { resolveFusionInputs, scoreScene } from './scene-scorer';
+import { FeatureValues } from '../transforms/feature-values';
 import { TensorBuilder } from '../transforms/tensor-builder';
 import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
 import { readBundleSpec } from '../bundle/bundle-schema';
@@ -31,7 +32,7 @@ export async function loadBundle(
   const { spec, errors } = await readSpec(dir);
   const loaded: string[] = [];
   try {
-    const models: SceneModel[] = [];
+    const checked: { model: ModelSpec; id: string }[] = [];
     for (const model of checkableModels(spec, errors)) {
       const file = join(dir, model.file);
       const options = loadOptions(spec, model, file);
@@ -58,15 +59,24 @@ export async function loadBundle(
         continue;
       }
       errors.push(...checkModelContract(model, metadata));
-      models.push({
-        name: model.name,
-        id: options.id,
-        tensors: new TensorBuilder(model.inputs, spec.features),
-        outputs: model.outputs,
-      });
+      checked.push({ model, id: options.id });
     }
     if (errors.length > 0) throw new BundleInvalidError(dir, errors);
-    const scene: Scene = { spec, dir, models, fusion: compileFusion(spec.fusion) };
+    // One set of feature readers for the bundle: a value overflowing any model's float column
+    // is refused for every model, so all of them see the same features.
+    const values = new FeatureValues(
+      spec.features,
+      spec.models.flatMap((m) => m.inputs),
+    );
+    const models: SceneModel[] = checked.map(({ model, id }) => ({
+      name: model.name,
+      id,
+      tensors: new TensorBuilder(model.inputs, values),
+      outputs: model.outputs,
+    }));
+    const fusion = compileFusion(spec.fusion);
+    const fusionInputs = resolveFusionInputs(models, fusion.variables);
+    const scene: Scene = { spec, dir, models, fusion, fusionInputs };
     await dryRun(scene, engine);
     if (golden) await checkGolden(scene, engine);
     return scene;

@@ -1,12 +1,15 @@
-import { ScoreOptions, ScoringEngine } from '@app/scoring';
+import { OutputTensors, ScoreOptions, ScoringEngine } from '@app/scoring';
 import { FeatureFrame } from '../transforms/feature-frame';
-import { Scene } from './scene';
+import { FusionInput, Scene, SceneModel } from './scene';
 
 export interface SceneScores {
   /** Fused score per candidate, in candidate order. */
   scores: Float32Array;
-  /** Each `<model>.<output>` used, one value per candidate. */
-  outputs: Record<string, Float32Array>;
+  /**
+   * Each `<model>.<output>`, one value per candidate. Named on first read (dry run, debug,
+   * specs): the rank path never builds these names.
+   */
+  readonly outputs: Record<string, Float32Array>;
 }
 
 /** Builds every model's tensors, scores the models concurrently and fuses their outputs. */
@@ -20,13 +23,43 @@ export async function scoreScene(
   const results = await Promise.all(
     scene.models.map((model) => engine.score(model.id, model.tensors.build(frame), options)),
   );
+  const { fusionInputs } = scene;
+  const columns = new Array<Float32Array>(fusionInputs.length);
+  for (let v = 0; v < fusionInputs.length; v++) {
+    const { model, output } = fusionInputs[v];
+    columns[v] = results[model][output].data;
+  }
+  const scores = scene.fusion.evaluate(columns, rows);
+  let named: Record<string, Float32Array> | undefined;
+  return {
+    scores,
+    get outputs() {
+      return (named ??= nameOutputs(scene.models, results));
+    },
+  };
+}
+
+/** Resolves each fusion variable to its model index and output name, once per bundle. */
+export function resolveFusionInputs(
+  models: readonly Pick<SceneModel, 'name' | 'outputs'>[],
+  variables: readonly string[],
+): FusionInput[] {
+  return variables.map((variable) => {
+    const dot = variable.indexOf('.');
+    const [name, output] = [variable.slice(0, dot), variable.slice(dot + 1)];
+    const model = models.findIndex((m) => m.name === name && m.outputs.includes(output));
+    if (model < 0) throw new Error(`fusion variable '${variable}' is not a model output`);
+    return { model, output };
+  });
+}
+
+function nameOutputs(
+  models: readonly SceneModel[],
+  results: readonly OutputTensors[],
+): Record<string, Float32Array> {
   const outputs: Record<string, Float32Array> = {};
-  scene.models.forEach((model, m) => {
+  models.forEach((model, m) => {
     for (const name of model.outputs) outputs[`${model.name}.${name}`] = results[m][name].data;
   });
-  const scores = scene.fusion.evaluate(
-    scene.fusion.variables.map((v) => outputs[v]),
-    rows,
-  );
-  return { scores, outputs };
+  return outputs;
 }

@@ -10,10 +10,19 @@ export interface SceneModel {
   outputs: readonly string[];
 }
 
+/** A fusion variable `<model>.<output>` resolved at load: where its column comes from. */
+export interface FusionInput {
+  /** Index into `Scene.models`. */
+  model: number;
+  output: string;
+}
+
 /** A validated, loaded bundle version: everything the rank path needs, compiled once. */
 export interface Scene {
   readonly spec: BundleSpec;
   readonly dir: string;
   readonly models: readonly SceneModel[];
   readonly fusion: CompiledFusion;
+  /** One per `fusion.variables`, in its order. */
+  readonly fusionInputs: readonly FusionInput[];
 }

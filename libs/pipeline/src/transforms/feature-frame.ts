@@ -1,18 +1,30 @@
 import { FeatureRow } from '@app/features';
+import { FeatureSource } from '../bundle/bundle-definition';
+
+/** Where a value was read: sent with the request, or fetched from the feature store. */
+export type FeatureLayer = 'request' | 'stored';
 
 /**
- * Everything known about one request's features, as fetched: nothing is merged per candidate.
- * Request-supplied features take precedence over stored ones.
+ * Everything known about one request's features, as sent and as fetched: nothing is merged, so a
+ * request value unusable as its declared type can fall back to the stored one (then the default).
  */
 export interface FeatureFrame {
-  /** Stored user row overlaid with the request's user features, plus `id`. */
-  user: FeatureRow;
-  context: FeatureRow;
+  userId: string;
+  /** `user.features` of the request, if any. */
+  userRequest: FeatureRow | undefined;
+  /** The user's row from the store; undefined where the store has none. */
+  userStored: FeatureRow | undefined;
+  /** `context` of the request (context features are never stored). */
+  context: FeatureRow | undefined;
   itemIds: readonly string[];
   /** Features sent with each candidate, if any. */
   itemRequest: readonly (FeatureRow | undefined)[];
   /** Features from the store, in candidate order; undefined where the store has none. */
   itemStored: readonly (FeatureRow | undefined)[];
-  /** Told of each value present but unusable as its declared type (the default is used). */
-  onBadValue?: (source: 'user' | 'item' | 'context', row: number, feature: string) => void;
+  /**
+   * Told of each value present but unusable as its declared type, or not finite in a column that
+   * reads it; the next layer (stored value, then the declared default) is used instead. A value
+   * read by several columns may be reported once per column.
+   */
+  onBadValue?: (source: FeatureSource, layer: FeatureLayer, row: number, feature: string) => void;
 }

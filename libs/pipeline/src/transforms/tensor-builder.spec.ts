@@ -2,6 +2,7 @@ import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
 import { compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { fnv1a32 } from './feature-hash';
+import { FeatureValues } from './feature-values';
 import { TensorBuilder } from './tensor-builder';
 
 const features: BundleSpec['features'] = {
@@ -41,9 +42,13 @@ const inputs: ModelInputSpec[] = [
   },
 ];
 
+const values = new FeatureValues(features, inputs);
+
 const ids = ['item-a', 'item-b', 'item-c'];
 const frame: FeatureFrame = {
-  user: { id: 'u1', age: 42 },
+  userId: 'u1',
+  userRequest: { age: 42 },
+  userStored: undefined,
   context: { device: 'ios' },
   itemIds: ids,
   itemRequest: [{ price: 3 }, undefined, undefined],
@@ -52,13 +57,13 @@ const frame: FeatureFrame = {
 
 /** Expected value of column `c` of `input` at `row`, straight from compileColumn. */
 const cell = (input: ModelInputSpec, c: number, row: number) => {
-  const column = compileColumn(input.columns[c], features);
+  const column = compileColumn(input.columns[c], values);
   column.prepare?.(frame);
   return column.compute(frame, row);
 };
 
 describe('TensorBuilder', () => {
-  const feeds = new TensorBuilder(inputs, features).build(frame);
+  const feeds = new TensorBuilder(inputs, values).build(frame);
 
   it('builds one feed per input, named as declared', () => {
     expect(Object.keys(feeds)).toEqual(['sparse_ids', 'dense']);
@@ -100,7 +105,7 @@ describe('TensorBuilder', () => {
     }
     // A long run of item ids so that some hashes land in the top half of the 31-bit range.
     const many = Array.from({ length: 64 }, (_, i) => `item-${i}`);
-    const big = new TensorBuilder([inputs[0]], features).build({
+    const big = new TensorBuilder([inputs[0]], values).build({
       ...frame,
       itemIds: many,
       itemRequest: many.map(() => undefined),
@@ -139,7 +144,7 @@ describe('TensorBuilder', () => {
   });
 
   it('builds empty tensors for a request without candidates', () => {
-    const empty = new TensorBuilder(inputs, features).build({
+    const empty = new TensorBuilder(inputs, values).build({
       ...frame,
       itemIds: [],
       itemRequest: [],
@@ -152,7 +157,7 @@ describe('TensorBuilder', () => {
   });
 
   it('builds fresh arrays on every call', () => {
-    const builder = new TensorBuilder(inputs, features);
+    const builder = new TensorBuilder(inputs, values);
     const a = builder.build(frame);
     const b = builder.build(frame);
     expect(a.dense.data).not.toBe(b.dense.data);
@@ -161,7 +166,7 @@ describe('TensorBuilder', () => {
   });
 
   it('keeps item-only values with the row object: a changed row is recomputed', () => {
-    const builder = new TensorBuilder(inputs, features);
+    const builder = new TensorBuilder(inputs, values);
     const stored = { price: 4, category: 'toys' };
     const at = (f: FeatureFrame) => Array.from(builder.build(f).dense.data as Float32Array);
     const single = (row: typeof stored, id = 'item-x'): FeatureFrame => ({
@@ -177,5 +182,58 @@ describe('TensorBuilder', () => {
     // The same row object under another id is not mistaken for the first item.
     const sparse = (f: FeatureFrame) => builder.build(f).sparse_ids.data as BigInt64Array;
     expect(sparse(single(stored, 'item-y'))[0]).toBe(BigInt(fnv1a32('item-y') % MAX_BUCKETS));
+  });
+
+  describe('typed values in the built tensors', () => {
+    const builder = new TensorBuilder(inputs, values);
+    const both = (f: FeatureFrame) => {
+      const feeds = builder.build(f);
+      return [
+        Array.from(feeds.sparse_ids.data as BigInt64Array),
+        Array.from(feeds.dense.data as Float32Array),
+      ];
+    };
+    const clean: FeatureFrame = {
+      ...frame,
+      userRequest: { age: 42 },
+      itemRequest: [{ price: 3 }, undefined, undefined],
+    };
+
+    it('falls back from an unusable request value to the stored one, for users and items', () => {
+      const reports: string[] = [];
+      const messy: FeatureFrame = {
+        ...frame,
+        userRequest: { age: 'forty-two' },
+        userStored: { age: '42.0' },
+        itemRequest: [{ price: 'cheap' }, { price: '' }, undefined],
+        itemStored: [{ category: 'toys', price: 3 }, { price: 25, category: 'books' }, undefined],
+        onBadValue: (source, layer, row, feature) =>
+          reports.push(`${source}:${layer}:${row}:${feature}`),
+      };
+      expect(both(messy)).toEqual(both(clean));
+      expect(new Set(reports)).toEqual(
+        new Set(['user:request:0:age', 'item:request:0:price', 'item:request:1:price']),
+      );
+    });
+
+    it('reads numeric strings and booleans in every column as their numbers', () => {
+      const sent: FeatureFrame = {
+        ...clean,
+        userRequest: { age: ' 42 ' },
+        itemRequest: [{ price: '3.0' }, { price: 25 }, { price: false }],
+      };
+      const plain: FeatureFrame = {
+        ...clean,
+        itemRequest: [{ price: 3 }, { price: 25 }, { price: 0 }],
+      };
+      expect(both(sent)).toEqual(both(plain));
+    });
+
+    it('never writes a non-finite float: a value overflowing its column takes the next layer', () => {
+      const huge: FeatureFrame = { ...clean, userRequest: { age: 1e308 }, userStored: { age: 42 } };
+      const [, dense] = both(huge);
+      for (const v of dense) expect(Number.isFinite(v)).toBe(true);
+      expect(both(huge)).toEqual(both(clean));
+    });
   });
 });

@@ -1,8 +1,9 @@
 import { FeatureRow } from '@app/features';
 import { InputFeeds } from '@app/scoring';
-import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
+import { ModelInputSpec } from '../bundle/bundle-definition';
 import { CompiledColumn, compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
+import { FeatureValues } from './feature-values';
 
 interface CompiledInput {
   name: string;
@@ -29,9 +30,10 @@ export class TensorBuilder {
   private readonly itemColumns: CompiledColumn[] = [];
   private readonly itemValues = new WeakMap<FeatureRow, ItemValues>();
 
-  constructor(inputs: readonly ModelInputSpec[], features: BundleSpec['features']) {
+  /** `values`: the bundle's feature readers, shared by all its models. */
+  constructor(inputs: readonly ModelInputSpec[], values: FeatureValues) {
     this.inputs = inputs.map((input) => {
-      const columns = input.columns.map((column) => compileColumn(column, features));
+      const columns = input.columns.map((column) => compileColumn(column, values));
       const itemSlot = columns.map((c) =>
         c.perItem && c.itemOnly ? this.itemColumns.push(c) - 1 : -1,
       );

@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Registry } from 'prom-client';
+
+const SCENE = ['scene', 'version'] as const;
+
+/** Metrics of the rank path, per scene and bundle version. */
+@Injectable()
+export class PipelineMetrics {
+  readonly badValues: Counter<(typeof SCENE)[number] | 'source' | 'reason'>;
+  readonly nonFiniteScores: Counter<(typeof SCENE)[number]>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.badValues = new Counter({
+      name: 'ranker_rank_bad_values_total',
+      help: 'Feature values sent or stored that the bundle could not use (wrong type, or not finite in a column); the next layer (stored value, then default) was used',
+      labelNames: [...SCENE, 'source', 'reason'],
+      registers,
+    });
+    this.nonFiniteScores = new Counter({
+      name: 'ranker_rank_nonfinite_scores_total',
+      help: 'Candidates whose fused score was NaN or infinite (ranked last, marked nonFinite)',
+      labelNames: SCENE,
+      registers,
+    });
+  }
+}

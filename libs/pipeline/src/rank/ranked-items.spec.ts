@@ -1,0 +1,32 @@
+import { countNonFinite, rankedItems } from './ranked-items';
+
+describe('rankedItems', () => {
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+
+  it('sorts finite scores best first, ties in request order', () => {
+    const scores = Float32Array.from([0.5, 0.9, 0.5, 0.1, 0.9, 0.2]);
+    expect(rankedItems(ids, scores, 6).map((i) => i.id)).toEqual(['b', 'e', 'a', 'c', 'f', 'd']);
+  });
+
+  it('ranks NaN and infinite scores after every finite one, in request order, marked', () => {
+    const scores = Float32Array.from([NaN, -5, Infinity, 0.3, -Infinity, NaN]);
+    expect(rankedItems(ids, scores, 6)).toEqual([
+      { id: 'd', score: Math.fround(0.3) },
+      { id: 'b', score: -5 },
+      { id: 'a', score: null, nonFinite: true },
+      { id: 'c', score: null, nonFinite: true },
+      { id: 'e', score: null, nonFinite: true },
+      { id: 'f', score: null, nonFinite: true },
+    ]);
+  });
+
+  it('keeps non-finite scores out of the top k while finite ones remain', () => {
+    const scores = Float32Array.from([Infinity, 1, NaN, 2, 3, -1]);
+    expect(rankedItems(ids, scores, 3).map((i) => i.id)).toEqual(['e', 'd', 'b']);
+  });
+
+  it('counts the non-finite scores', () => {
+    expect(countNonFinite(Float32Array.from([NaN, 1, Infinity, -Infinity, 0]))).toBe(3);
+    expect(countNonFinite(new Float32Array(0))).toBe(0);
+  });
+});
