@@ -175,6 +175,33 @@ describe('parseBundleSpec', () => {
     });
   });
 
+  describe('prototype names', () => {
+    it('refuses a feature named __proto__ as YAML parses it, and keeps the declarations intact', () => {
+      const spec = parse(
+        `scene: feed\nversion: v1\nfeatures:\n  user:\n    __proto__: { type: number, default: 1 }\n` +
+          `models:\n  ctr:\n    file: ctr.onnx\n    inputs:\n      dense:\n        dtype: float32\n` +
+          `        columns: [{ op: identity, feature: user.type }]\n    outputs: [ctr]\nfusion: ctr.ctr\n`,
+      );
+      expect(detailsOf(spec)).toEqual([
+        { path: 'features.user.__proto__', message: "'__proto__' is reserved" },
+        {
+          path: 'models.ctr.inputs.dense.columns[0].feature',
+          message: "'user.type' is not declared under features.user",
+        },
+      ]);
+    });
+
+    it('accepts a declared feature named constructor', () => {
+      const spec = structuredClone(validSpec()) as Spec;
+      features(spec).user.constructor = { type: 'number', default: 2 };
+      dense(spec)[2].feature = 'user.constructor';
+      expect(parseBundleSpec(spec, 'here').models[0].inputs[1].columns[2]).toEqual({
+        op: 'identity',
+        feature: { source: 'user', name: 'constructor' },
+      });
+    });
+  });
+
   describe('broken specs', () => {
     const cases: [string, (s: Spec) => void, string, RegExp][] = [
       [
@@ -182,6 +209,18 @@ describe('parseBundleSpec', () => {
         (s) => (dense(s)[3].feature = 'item.nope'),
         'models.ctr.inputs.dense.columns[3].feature',
         /'item\.nope' is not declared under features\.item/,
+      ],
+      [
+        'a reference to a name every object inherits (constructor)',
+        (s) => (dense(s)[3].feature = 'user.constructor'),
+        'models.ctr.inputs.dense.columns[3].feature',
+        /'user\.constructor' is not declared under features\.user/,
+      ],
+      [
+        'a reference to toString',
+        (s) => (sparse(s)[1].features = ['user.toString', 'item.category']),
+        'models.ctr.inputs.sparse_ids.columns[1].features[0]',
+        /'user\.toString' is not declared under features\.user/,
       ],
       [
         'a feature reference without a source',

@@ -97,6 +97,11 @@ function readFeatures(r: SpecReader, value: unknown): BundleSpec['features'] {
     for (const [name, declValue] of Object.entries(decls)) {
       const path = `features.${source}.${name}`;
       if (!NAME.test(name)) r.fail(path, `feature name must match ${NAME}`);
+      // Assigning it would replace the declarations' prototype instead of declaring a feature.
+      if (name === '__proto__') {
+        r.fail(path, `'__proto__' is reserved`);
+        continue;
+      }
       if (name === 'id' && source !== 'context')
         r.fail(path, `'id' is implicit for ${source} features`);
       const decl = readFeatureDecl(r, declValue, path);
@@ -263,7 +268,8 @@ function readRef(
   }
   const src = source as FeatureSource;
   const implicitId = name === 'id' && src !== 'context';
-  if (!implicitId && !features[src][name])
+  // Own properties only: `user.constructor` is not declared just because objects have one.
+  if (!implicitId && !Object.hasOwn(features[src], name))
     return r.fail(path, `'${text}' is not declared under features.${src}`);
   return { source: src, name };
 }
