@@ -193,7 +193,10 @@ describe('parseBundleSpec', () => {
 
     it('accepts a declared feature named constructor', () => {
       const spec = structuredClone(validSpec()) as Spec;
-      features(spec).user.constructor = { type: 'number', default: 2 };
+      Object.defineProperty(features(spec).user, 'constructor', {
+        value: { type: 'number', default: 2 },
+        enumerable: true,
+      });
       dense(spec)[2].feature = 'user.constructor';
       expect(parseBundleSpec(spec, 'here').models[0].inputs[1].columns[2]).toEqual({
         op: 'identity',
