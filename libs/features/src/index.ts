@@ -6,7 +6,6 @@ export * from './features.config';
 export * from './features.metrics';
 export * from './features.tokens';
 export * from './features.module';
-export * from './throttled-warnings';
 export * from './cache/item-cache';
 export * from './redis/feature-blob';
 export * from './redis/redis-keys';

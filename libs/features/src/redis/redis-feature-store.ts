@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
+import { ThrottledWarnings } from '@app/common';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { CachedItem, ItemCache } from '../cache/item-cache';
 import { FeatureRow } from '../feature-row';
 import { FeatureFetch, FeatureStore, FetchOptions } from '../feature-store.port';
 import { FeaturesMetrics } from '../features.metrics';
-import { ThrottledWarnings } from '../throttled-warnings';
 import { decodeBlob } from './feature-blob';
 import { RedisClient } from './redis-connection';
 import { RedisKeys } from './redis-keys';

@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { FeatureUpdateFailedError } from '@app/common';
+import { FeatureUpdateFailedError, ThrottledWarnings } from '@app/common';
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
 import { FeaturesMetrics } from '../features.metrics';
 import { RedisFeatureWriter } from '../redis/redis-feature-writer';
-import { ThrottledWarnings } from '../throttled-warnings';
 import { deadLetterOf } from './dead-letter';
 import { BadField, FeatureUpdate, parseFeatureUpdate } from './feature-update';
 

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { FeaturesMetrics, FeatureStore, ThrottledWarnings } from '@app/features';
+import { ThrottledWarnings } from '@app/common';
+import { FeaturesMetrics, FeatureStore } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { SceneRegistry } from '../scene/scene-registry';
