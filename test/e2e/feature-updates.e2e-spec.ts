@@ -3,14 +3,14 @@
  * topic on the real broker (127.0.0.1:9092) and Redis (127.0.0.1:6379), both started by jest's
  * globalSetup. Each spec run uses its own topics, writer group and Redis key prefix.
  */
+import { REDIS_CLIENT } from '@app/features';
 import {
   DEAD_LETTER_HEADERS,
   FeatureUpdatesLifecycle,
-  REDIS_CLIENT,
   RedisClient,
   RedisFeatureWriter,
   RedisKeys,
-} from '@app/features';
+} from '@app/features/testing';
 import Redis from 'ioredis';
 import { Admin, IHeaders, Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import { RankerClient } from './ranker-client';

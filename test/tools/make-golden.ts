@@ -6,7 +6,8 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { FeatureRow, readFeatureFile } from '@app/features';
+import { FeatureRow } from '@app/features';
+import { readFeatureFile } from '@app/features/testing';
 import { GOLDEN_FILE, goldenFrame, loadBundle, scoreScene } from '@app/pipeline';
 import { ScoringConfig, WorkerScoringEngine } from '@app/scoring';
 import { writeFile } from 'node:fs/promises';
