@@ -66,7 +66,8 @@ export function parseFeatureUpdate(
   const badFields: BadField[] = [];
   for (const [name, fieldValue] of Object.entries(fields)) {
     if (RESERVED_FIELDS.has(name)) badFields.push({ name, reason: 'reserved' });
-    else if (isFeatureValue(fieldValue)) row[name] = fieldValue;
+    // -0 is written to Redis as 0 (JSON.stringify), so the cache must hold 0 as well.
+    else if (isFeatureValue(fieldValue)) row[name] = fieldValue === 0 ? 0 : fieldValue;
     else badFields.push({ name, reason: 'wrong_type' });
   }
   return { ok: true, update: { entity, id, fields: row, timestamp }, badFields };
