@@ -209,7 +209,9 @@ describe('RedisFeatureWriter.mergeIfNewer (real Redis)', () => {
       .catch((e) => e);
     expect(error).toBeInstanceOf(StoredRowRefusedError);
     expect(error.kind).toBe('bad_row');
-    expect(error.message).toContain(key);
+    expect(error.message).toMatch(
+      new RegExp(`^stored row at Redis key ${key} cannot be merged: (not a JSON object|.+ at byte \\d+)$`),
+    );
     expect(await redis.get(key)).toBe(stored);
   });
 
@@ -221,7 +223,7 @@ describe('RedisFeatureWriter.mergeIfNewer (real Redis)', () => {
       .catch((e) => e);
     expect(error).toBeInstanceOf(StoredRowRefusedError);
     expect(error.kind).toBe('wrong_type');
-    expect(error.message).toBe(`${key}: key holds a hash, not a string`);
+    expect(error.message).toBe(`Redis key ${key} holds a hash, not a string row (WRONGTYPE)`);
     expect(await redis.hget(key, 'price')).toBe('3');
   });
 });

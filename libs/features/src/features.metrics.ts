@@ -14,6 +14,8 @@ export class FeaturesMetrics {
   readonly badValues: Counter<'source' | 'reason'>;
   readonly updates: Counter<'result'>;
   readonly updateLagMs: Histogram<string>;
+  readonly updateRetries: Counter<'topic' | 'partition'>;
+  readonly deadLettersDropped: Counter<'reason'>;
 
   constructor(private readonly registry: Registry) {
     const registers = [registry];
@@ -65,7 +67,7 @@ export class FeaturesMetrics {
     });
     this.updates = new Counter({
       name: 'ranker_features_updates_total',
-      help: 'Feature update messages, by result (written, stale, empty, dead_lettered, failed: retried later, cache_refreshed)',
+      help: 'Feature update messages, by result (written, stale, empty, refused_by_store, dead_lettered, failed: retried later, cache_refreshed)',
       labelNames: ['result'],
       registers,
     });
@@ -73,6 +75,18 @@ export class FeaturesMetrics {
       name: 'ranker_features_update_lag_ms',
       help: 'Time from an update message timestamp to its application',
       buckets: [1, 5, 10, 50, 100, 500, 1000, 5000, 30000],
+      registers,
+    });
+    this.updateRetries = new Counter({
+      name: 'ranker_features_update_retries_total',
+      help: 'Chunks of feature updates that failed transiently (Redis or the DLQ down) and are fetched again, by topic and partition: a growing count is a stalled partition',
+      labelNames: ['topic', 'partition'],
+      registers,
+    });
+    this.deadLettersDropped = new Counter({
+      name: 'ranker_features_dead_letters_dropped_total',
+      help: 'Refused feature updates whose dead letter the broker refuses for good (e.g. MESSAGE_TOO_LARGE), by reason: logged and skipped',
+      labelNames: ['reason'],
       registers,
     });
   }

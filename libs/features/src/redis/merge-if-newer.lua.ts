@@ -193,7 +193,7 @@ local current = redis.pcall('GET', KEYS[1])
 if type(current) == 'table' and current.err then
   if string.sub(current.err, 1, 9) == 'WRONGTYPE' then
     local kind = redis.call('TYPE', KEYS[1])
-    return redis.error_reply('${MERGE_REFUSED.wrongType} key holds a ' .. tostring(kind.ok or kind) .. ', not a string')
+    return redis.error_reply('${MERGE_REFUSED.wrongType} ' .. tostring(kind.ok or kind))
   end
   return redis.error_reply(current.err)
 end
@@ -213,7 +213,7 @@ local out, stored_ts, has_ts, used = {}, 0, false, {}
 if current then
   local s = current
   local i = ws(s, 1)
-  if string.byte(s, i) ~= 123 then return redis.error_reply(BADROW .. 'stored row is not a JSON object') end
+  if string.byte(s, i) ~= 123 then return redis.error_reply(BADROW .. 'not a JSON object') end
   i = ws(s, i + 1)
   if string.byte(s, i) == 125 then
     i = i + 1
@@ -221,9 +221,9 @@ if current then
     while true do
       local start = i
       local value_at = scan_name(s, i)
-      if not value_at then return redis.error_reply(BADROW .. 'stored row: bad member name at byte ' .. i) end
+      if not value_at then return redis.error_reply(BADROW .. 'bad member name at byte ' .. i) end
       local value_end = skip_value(s, value_at)
-      if not value_end then return redis.error_reply(BADROW .. 'stored row: bad value at byte ' .. value_at) end
+      if not value_end then return redis.error_reply(BADROW .. 'bad value at byte ' .. value_at) end
       local tok = string.sub(s, start, scan_string(s, start) - 1)
       local name = decode_name(tok)
       if name == '_ts' then
@@ -246,11 +246,11 @@ if current then
         i = i + 1
         break
       else
-        return redis.error_reply(BADROW .. 'stored row: expected , or } at byte ' .. i)
+        return redis.error_reply(BADROW .. 'expected , or } at byte ' .. i)
       end
     end
   end
-  if ws(s, i) <= #s then return redis.error_reply(BADROW .. 'stored row: text after the object at byte ' .. i) end
+  if ws(s, i) <= #s then return redis.error_reply(BADROW .. 'text after the object at byte ' .. i) end
 end
 
 -- a missing key is written whatever the timestamp; a stored row only by a newer update

@@ -11,7 +11,8 @@ type MergingClient = RedisClient & {
 
 /**
  * The stored value of a key cannot take any update (a key of another Redis type, a row that is
- * not a JSON object): retrying cannot help, so the update belongs on the dead-letter topic.
+ * not a JSON object): retrying cannot help, so the update belongs on the dead-letter topic. The
+ * message names the cause and the key; it is the dead letter's `x-dlq-reason`.
  */
 export class StoredRowRefusedError extends RankerError {
   readonly code = 'FEATURE_ROW_REFUSED';
@@ -20,9 +21,14 @@ export class StoredRowRefusedError extends RankerError {
   constructor(
     readonly key: string,
     readonly kind: 'wrong_type' | 'bad_row',
-    readonly why: string,
+    /** The Redis type of the key (wrong_type), or what is wrong with the stored row (bad_row). */
+    readonly detail: string,
   ) {
-    super(`${key}: ${why}`);
+    super(
+      kind === 'wrong_type'
+        ? `Redis key ${key} holds a ${detail}, not a string row (WRONGTYPE)`
+        : `stored row at Redis key ${key} cannot be merged: ${detail}`,
+    );
   }
 }
 
