@@ -49,6 +49,14 @@ export class FeaturesConfig {
   @Min(1)
   ITEM_CACHE_TTL_MS = 5 * 60_000;
 
+  /**
+   * Ids cached as absent (no row in Redis), in an LRU of their own so a flood of unknown ids
+   * cannot evict hot items; 0 caches no absent id.
+   */
+  @IsInt()
+  @Min(0)
+  ITEM_CACHE_MAX_NEGATIVE_ENTRIES = 100_000;
+
   get clusterNodes(): { host: string; port: number }[] {
     if (this.REDIS_CLUSTER_NODES === '') return [];
     return this.REDIS_CLUSTER_NODES.split(',').map((hostPort) => {

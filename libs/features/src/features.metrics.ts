@@ -91,8 +91,16 @@ export class FeaturesMetrics {
     });
   }
 
-  /** Gauges of the cache's current entries and bytes, read at scrape time. */
-  watchCache(cache: { size: number; bytes: number }): void {
+  /** Gauges of the cache's current entries, absent ids and bytes, read at scrape time. */
+  watchCache(cache: { size: number; negativeSize: number; bytes: number }): void {
+    new Gauge({
+      name: 'ranker_features_cache_negative_entries',
+      help: 'Ids cached as absent from the store (their own LRU, ITEM_CACHE_MAX_NEGATIVE_ENTRIES)',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.negativeSize);
+      },
+    });
     new Gauge({
       name: 'ranker_features_cache_entries',
       help: 'Items in the in-process cache',

@@ -41,6 +41,7 @@ const logger = new Logger('FeaturesModule');
             maxEntries: config.ITEM_CACHE_MAX_ENTRIES,
             maxBytes: config.ITEM_CACHE_MAX_BYTES,
             ttlMs: config.ITEM_CACHE_TTL_MS,
+            maxNegativeEntries: config.ITEM_CACHE_MAX_NEGATIVE_ENTRIES,
           },
           () => metrics.cacheEvictions.inc(),
         );
