@@ -4,6 +4,7 @@ import {
   FeatureRow,
   FeatureValue,
   isFeatureValue,
+  ownValue,
 } from '../feature-row';
 import { TS_FIELD } from '../redis/feature-blob';
 
@@ -54,10 +55,11 @@ export function parseFeatureUpdate(
   const problem = featureRecordProblem(message);
   if (problem) return refuse(problem);
   const { entity, id, fields } = message as unknown as FeatureUpdate;
-  const timestamp = message.timestamp === undefined ? kafkaTime(kafkaTimestamp) : message.timestamp;
+  const ownTimestamp = ownValue(message, 'timestamp');
+  const timestamp = ownTimestamp === undefined ? kafkaTime(kafkaTimestamp) : ownTimestamp;
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
     return refuse(
-      message.timestamp === undefined
+      ownTimestamp === undefined
         ? 'no timestamp, and the Kafka message timestamp is not usable'
         : 'timestamp must be a finite number >= 0 (ms since epoch)',
     );
