@@ -210,7 +210,9 @@ describe('RedisFeatureWriter.mergeIfNewer (real Redis)', () => {
     expect(error).toBeInstanceOf(StoredRowRefusedError);
     expect(error.kind).toBe('bad_row');
     expect(error.message).toMatch(
-      new RegExp(`^stored row at Redis key ${key} cannot be merged: (not a JSON object|.+ at byte \\d+)$`),
+      new RegExp(
+        `^stored row at Redis key ${key} cannot be merged: (not a JSON object|.+ at byte \\d+)$`,
+      ),
     );
     expect(await redis.get(key)).toBe(stored);
   });
