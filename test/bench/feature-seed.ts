@@ -4,13 +4,13 @@
  * deleted again at the end (only keys under that prefix).
  */
 import { Logger } from '@nestjs/common';
+import { FeaturesConfig } from '@app/features';
 import {
   connectRedis,
-  FeaturesConfig,
   readFeatureFile,
   RedisFeatureWriter,
   RedisKeys,
-} from '@app/features';
+} from '@app/features/testing';
 import Redis from 'ioredis';
 
 export interface SeededFeatures {

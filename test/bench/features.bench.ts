@@ -12,17 +12,15 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { FeatureRow, FeaturesConfig, FeaturesMetrics } from '@app/features';
 import {
   connectRedis,
-  FeatureRow,
-  FeaturesConfig,
-  FeaturesMetrics,
   ItemCache,
   RedisClient,
   RedisFeatureStore,
   RedisFeatureWriter,
   RedisKeys,
-} from '@app/features';
+} from '@app/features/testing';
 import { randomUUID } from 'node:crypto';
 import { redisAnswers } from '../support/redis-ping';
 import { availableParallelism } from 'node:os';

@@ -3,14 +3,14 @@
  * topic on the real broker (127.0.0.1:9092) and Redis (127.0.0.1:6379), both started by jest's
  * globalSetup. Each spec run uses its own topics, writer group and Redis key prefix.
  */
+import { REDIS_CLIENT } from '@app/features';
 import {
   DEAD_LETTER_HEADERS,
   FeatureUpdatesLifecycle,
-  REDIS_CLIENT,
   RedisClient,
   RedisFeatureWriter,
   RedisKeys,
-} from '@app/features';
+} from '@app/features/testing';
 import Redis from 'ioredis';
 import { Admin, IHeaders, Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import { RankerClient } from './ranker-client';
@@ -68,6 +68,15 @@ async function metric(ranker: RankerClient, series: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
+/** Sum of every series of `name` whose labels include `labels` (e.g. `reason="MESSAGE_TOO_LARGE"`). */
+async function metricSum(ranker: RankerClient, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${ranker.baseUrl}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes(labels))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
 const updates = (ranker: RankerClient, result: string) =>
   metric(ranker, `ranker_features_updates_total{result="${result}"}`);
 
@@ -99,11 +108,53 @@ describe('real-time feature updates from Kafka (two replicas, Redis store)', () 
   const publishUpdate = (update: Record<string, unknown>) =>
     publish([{ key: `${update.entity}:${update.id}`, value: JSON.stringify(update) }]);
 
+  const committedTotal = async () => {
+    const [{ partitions }] = await admin.fetchOffsets({ groupId: writerGroup, topics: [topic] });
+    return partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+  };
+  const endTotal = async () =>
+    (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+  const sumOver = async (probe: (r: RankerClient) => Promise<number>) =>
+    (await Promise.all(replicas.map(probe))).reduce((a, b) => a + b, 0);
+
+  /** Dead letters (from the start of the DLQ) until `wanted` says it has them all. */
+  let dlqReaders = 0;
+  const deadLetters = async (
+    wanted: (dead: { key: string; reason: string }[]) => boolean,
+  ): Promise<{ key: string; reason: string }[]> => {
+    const groupId = `${dlqReaderGroup}-${++dlqReaders}`;
+    readerGroups.push(groupId);
+    const reader = kafka.consumer({ groupId, maxWaitTimeInMs: 200 });
+    const dead: { key: string; reason: string }[] = [];
+    try {
+      await reader.connect();
+      await reader.subscribe({ topics: [dlqTopic], fromBeginning: true });
+      await reader.run({
+        eachMessage: async ({ message }) => {
+          dead.push({
+            key: message.key?.toString() ?? '',
+            reason: headerText(message.headers, DEAD_LETTER_HEADERS.reason) ?? '',
+          });
+        },
+      });
+      await eventually('the dead letters', async () => (wanted(dead) ? true : undefined));
+    } finally {
+      await reader.disconnect();
+    }
+    return dead;
+  };
+  const readerGroups: string[] = [];
+
   beforeAll(async () => {
     await redis.connect();
     await new RedisFeatureWriter(redis, keys).putRows([...users, ...items], SEEDED_AT);
     admin = kafka.admin();
     await admin.connect();
+    // A small DLQ record limit, so a dead letter the broker refuses for good is easy to make.
+    await admin.createTopics({
+      topics: [{ topic: dlqTopic, configEntries: [{ name: 'max.message.bytes', value: '20000' }] }],
+      waitForLeaders: true,
+    });
     producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     replicas = [await RankerClient.start(env), await RankerClient.start(env)];
@@ -120,7 +171,7 @@ describe('real-time feature updates from Kafka (two replicas, Redis store)', () 
     await admin
       ?.deleteTopics({ topics: [topic, dlqTopic], timeout: 10_000 })
       .catch(() => undefined);
-    for (const group of [writerGroup, dlqReaderGroup, ...cacheGroups])
+    for (const group of [writerGroup, dlqReaderGroup, ...readerGroups, ...cacheGroups])
       await admin?.deleteGroups([group]).catch(() => undefined);
     await admin?.disconnect();
     const stale = await redis.keys(`${prefix}*`);
@@ -278,6 +329,12 @@ describe('real-time feature updates from Kafka (two replicas, Redis store)', () 
       const failed = await Promise.all(replicas.map((r) => updates(r, 'failed')));
       return failed[0] + failed[1] > failedBefore[0] + failedBefore[1] ? true : undefined;
     });
+    // The stalled partition is visible: its retries are counted by topic and partition.
+    expect(
+      await sumOver((r) =>
+        metricSum(r, 'ranker_features_update_retries_total', `topic="${topic}"`),
+      ),
+    ).toBeGreaterThan(0);
     expect(await committed()).toBe(published - 1);
     for (const replica of replicas) expect((await replica.rank('feed', rankBody)).status).toBe(200);
 
@@ -294,6 +351,66 @@ describe('real-time feature updates from Kafka (two replicas, Redis store)', () 
     await eventually('its offset committed', async () =>
       (await committed()) === published ? true : undefined,
     );
+  });
+
+  it('dead-letters an update for a key of another type or a corrupt row, and its partition moves on', async () => {
+    const hashKey = keys.key('item', 'as-hash');
+    const corruptKey = keys.key('item', 'corrupt');
+    await redis.hset(hashKey, 'price', '3');
+    await redis.set(corruptKey, 'price=3 (not JSON)');
+    const timestamp = Date.now();
+    // One message key: all three land in one partition, the good update behind the bad ones.
+    const update = (id: string, fields: Record<string, unknown>) =>
+      JSON.stringify({ entity: 'item', id, fields, timestamp });
+    await publish([
+      { key: 'stall', value: update('as-hash', { price: 4 }) },
+      { key: 'stall', value: update('corrupt', { price: 4 }) },
+      { key: 'stall', value: update('i1', { price: 55 }) },
+    ]);
+
+    const row = await eventually('the update behind the bad ones written', async () => {
+      const stored = await storedRow('item', 'i1');
+      return stored?._ts === timestamp ? stored : undefined;
+    });
+    expect(row).toEqual({ ...items[0].fields, price: 55, _ts: timestamp });
+    const dead = await deadLetters((d) => d.filter((x) => x.key === 'stall').length >= 2);
+    expect(dead.filter((d) => d.key === 'stall').map((d) => d.reason)).toEqual([
+      `Redis key ${hashKey} holds a hash, not a string row (WRONGTYPE)`,
+      `stored row at Redis key ${corruptKey} cannot be merged: not a JSON object`,
+    ]);
+    expect(await redis.hget(hashKey, 'price')).toBe('3');
+    expect(await redis.get(corruptKey)).toBe('price=3 (not JSON)');
+    await eventually('every offset committed', async () =>
+      (await committedTotal()) === (await endTotal()) ? true : undefined,
+    );
+    expect(await sumOver((r) => updates(r, 'refused_by_store'))).toBe(2);
+  });
+
+  it('logs and counts a dead letter the broker refuses for good, and its partition moves on', async () => {
+    const timestamp = Date.now();
+    await publish([
+      { key: 'too-large', value: `not JSON ${'x'.repeat(30_000)}` },
+      {
+        key: 'too-large',
+        value: JSON.stringify({ entity: 'item', id: 'i3', fields: { rating: 2.5 }, timestamp }),
+      },
+    ]);
+
+    await eventually('the update behind the undeliverable one written', async () => {
+      const stored = await storedRow('item', 'i3');
+      return stored?._ts === timestamp ? stored : undefined;
+    });
+    const dropped = () =>
+      sumOver((r) =>
+        metricSum(r, 'ranker_features_dead_letters_dropped_total', 'reason="MESSAGE_TOO_LARGE"'),
+      );
+    await eventually('the dropped dead letter counted', async () =>
+      (await dropped()) === 1 ? true : undefined,
+    );
+    await eventually('every offset committed', async () =>
+      (await committedTotal()) === (await endTotal()) ? true : undefined,
+    );
+    for (const replica of replicas) expect((await replica.rank('feed', rankBody)).status).toBe(200);
   });
 });
 

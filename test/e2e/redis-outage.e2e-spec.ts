@@ -5,7 +5,7 @@
  * are counted; once Redis is back the app recovers by itself, without a restart.
  */
 import { Logger } from '@nestjs/common';
-import { readFeatureFile, RedisFeatureWriter, RedisKeys } from '@app/features';
+import { readFeatureFile, RedisFeatureWriter, RedisKeys } from '@app/features/testing';
 import Redis from 'ioredis';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -5,16 +5,14 @@
  * executed is read from its MONITOR feed, filtered to the store's own connection to it.
  */
 import { Logger } from '@nestjs/common';
+import { FeatureRow, FeaturesConfig, FeaturesMetrics } from '@app/features';
 import {
   connectRedis,
-  FeatureRow,
-  FeaturesConfig,
-  FeaturesMetrics,
   ItemCache,
   RedisFeatureStore,
   RedisFeatureWriter,
   RedisKeys,
-} from '@app/features';
+} from '@app/features/testing';
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';

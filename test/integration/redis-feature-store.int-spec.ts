@@ -5,17 +5,15 @@
  * users of a shared Redis do not count) and on the client (writes to the socket).
  */
 import { Logger } from '@nestjs/common';
+import { FeatureRow, FeaturesConfig, FeaturesMetrics } from '@app/features';
 import {
   connectRedis,
-  FeatureRow,
-  FeaturesConfig,
-  FeaturesMetrics,
   ItemCache,
   ItemCacheOptions,
   RedisFeatureStore,
   RedisFeatureWriter,
   RedisKeys,
-} from '@app/features';
+} from '@app/features/testing';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

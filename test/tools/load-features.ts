@@ -6,13 +6,13 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { FeaturesConfig } from '@app/features';
 import {
-  FeaturesConfig,
+  connectRedis,
   readFeatureFile,
   RedisFeatureWriter,
   RedisKeys,
-  connectRedis,
-} from '@app/features';
+} from '@app/features/testing';
 import { resolve } from 'node:path';
 
 async function main(): Promise<void> {

@@ -6,7 +6,8 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { FeatureRow, readFeatureFile } from '@app/features';
+import { FeatureRow } from '@app/features';
+import { readFeatureFile } from '@app/features/testing';
 import { GOLDEN_FILE, goldenFrame, loadBundle, scoreScene } from '@app/pipeline/testing';
 import { ScoringConfig } from '@app/scoring';
 import { WorkerScoringEngine } from '@app/scoring/testing';

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
 import { MetricsModule, typedConfigProvider } from '@app/common';
+import { FeatureUpdatesModule } from '@app/features';
 import { PipelineModule } from '@app/pipeline';
 import { HealthController } from './health/health.controller';
 import { MetricsController } from './metrics/metrics.controller';
@@ -14,6 +15,8 @@ import { RankerConfig } from './ranker.config';
     TerminusModule,
     MetricsModule,
     PipelineModule,
+    // Real-time feature updates (FEATURE_UPDATES_ENABLED): the HTTP app keeps its item cache fresh.
+    FeatureUpdatesModule,
   ],
   controllers: [RankController, HealthController, MetricsController],
   providers: [typedConfigProvider(RankerConfig)],

@@ -51,6 +51,30 @@ describe('parseFeatureLine', () => {
   ])('rejects %s, prefixed with where it is', (line, message) => {
     expect(() => parseFeatureLine(line, 'seed.jsonl:7')).toThrow(message);
   });
+
+  it('keeps toString and constructor as own fields and refuses a __proto__ field', () => {
+    const record = parseFeatureLine(
+      '{"entity":"item","id":"constructor","fields":{"toString":1,"constructor":"c"}}',
+      'f:1',
+    );
+    expect(record).toEqual({
+      entity: 'item',
+      id: 'constructor',
+      fields: { toString: 1, constructor: 'c' },
+    });
+    expect(() =>
+      parseFeatureLine('{"entity":"item","id":"i1","fields":{"__proto__":1}}', 'f:2'),
+    ).toThrow('f:2: fields.__proto__ is a reserved name');
+  });
+
+  it('takes entity, id and fields only as own members, never from Object.prototype', () => {
+    expect(() => parseFeatureLine('{"entity":"item","id":"i1"}', 'f:3')).toThrow(
+      'f:3: fields must be an object',
+    );
+    expect(() =>
+      parseFeatureLine('{"__proto__":{"entity":"item","id":"i1","fields":{}}}', 'f:4'),
+    ).toThrow('f:4: entity must be "user" or "item"');
+  });
 });
 
 describe('readFeatureFile', () => {

@@ -33,6 +33,8 @@ export function parseFeatureLine(line: string, where: string): FeatureRecord {
   if (problem) throw new Error(`${where}: ${problem}`);
   const record = parsed as FeatureRecord;
   for (const [name, value] of Object.entries(record.fields)) {
+    // Kept as an own key by JSON.parse, but lost (or a prototype) once a row is copied.
+    if (name === '__proto__') throw new Error(`${where}: fields.__proto__ is a reserved name`);
     if (!isFeatureValue(value))
       throw new Error(`${where}: fields.${name} must be a string, finite number or boolean`);
   }

@@ -20,11 +20,18 @@ export function isFeatureValue(value: unknown): value is FeatureValue {
  * undefined.
  */
 export function featureRecordProblem(record: Record<string, unknown>): string | undefined {
-  const { entity, id, fields } = record;
+  const entity = ownValue(record, 'entity');
+  const id = ownValue(record, 'id');
+  const fields = ownValue(record, 'fields');
   if (entity !== 'user' && entity !== 'item') return 'entity must be "user" or "item"';
   if (typeof id !== 'string' || id === '') return 'id must be a non-empty string';
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
     return 'fields must be an object';
   }
   return undefined;
+}
+
+/** `object[name]` if it is the object's own property: nothing inherited from Object.prototype. */
+export function ownValue(object: object, name: string): unknown {
+  return Object.hasOwn(object, name) ? (object as Record<string, unknown>)[name] : undefined;
 }

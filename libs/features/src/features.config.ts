@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsNotEmpty, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, Matches, Max, Min } from 'class-validator';
 
 export class FeaturesConfig {
   /** Which FeatureStore adapter serves features. */
@@ -49,23 +49,13 @@ export class FeaturesConfig {
   @Min(1)
   ITEM_CACHE_TTL_MS = 5 * 60_000;
 
-  /** Consume feature updates from Kafka (Redis store only). */
-  @IsBoolean()
-  FEATURE_UPDATES_ENABLED = false;
-
-  @IsNotEmpty()
-  FEATURE_UPDATES_TOPIC = 'ranker.features.updates';
-
-  @IsNotEmpty()
-  FEATURE_UPDATES_DLQ_TOPIC = 'ranker.features.updates.dlq';
-
-  /** Shared group: each update is written to Redis by one replica. */
-  @IsNotEmpty()
-  FEATURE_UPDATES_WRITER_GROUP = 'ranker-feature-writer';
-
-  /** Prefix of each replica's own group: every replica refreshes its cache from every update. */
-  @IsNotEmpty()
-  FEATURE_UPDATES_CACHE_GROUP_PREFIX = 'ranker-feature-cache';
+  /**
+   * Ids cached as absent (no row in Redis), in an LRU of their own so a flood of unknown ids
+   * cannot evict hot items; 0 caches no absent id.
+   */
+  @IsInt()
+  @Min(0)
+  ITEM_CACHE_MAX_NEGATIVE_ENTRIES = 100_000;
 
   get clusterNodes(): { host: string; port: number }[] {
     if (this.REDIS_CLUSTER_NODES === '') return [];

@@ -14,6 +14,8 @@ export class FeaturesMetrics {
   readonly badValues: Counter<'source' | 'reason'>;
   readonly updates: Counter<'result'>;
   readonly updateLagMs: Histogram<string>;
+  readonly updateRetries: Counter<'topic' | 'partition'>;
+  readonly deadLettersDropped: Counter<'reason'>;
 
   constructor(private readonly registry: Registry) {
     const registers = [registry];
@@ -65,7 +67,7 @@ export class FeaturesMetrics {
     });
     this.updates = new Counter({
       name: 'ranker_features_updates_total',
-      help: 'Feature update messages, by result (written, stale, empty, dead_lettered, failed: retried later, cache_refreshed)',
+      help: 'Feature update messages, by result (written, stale, empty, refused_by_store, dead_lettered, failed: retried later, cache_refreshed)',
       labelNames: ['result'],
       registers,
     });
@@ -75,10 +77,30 @@ export class FeaturesMetrics {
       buckets: [1, 5, 10, 50, 100, 500, 1000, 5000, 30000],
       registers,
     });
+    this.updateRetries = new Counter({
+      name: 'ranker_features_update_retries_total',
+      help: 'Chunks of feature updates that failed transiently (Redis or the DLQ down) and are fetched again, by topic and partition: a growing count is a stalled partition',
+      labelNames: ['topic', 'partition'],
+      registers,
+    });
+    this.deadLettersDropped = new Counter({
+      name: 'ranker_features_dead_letters_dropped_total',
+      help: 'Refused feature updates whose dead letter the broker refuses for good (e.g. MESSAGE_TOO_LARGE), by reason: logged and skipped',
+      labelNames: ['reason'],
+      registers,
+    });
   }
 
-  /** Gauges of the cache's current entries and bytes, read at scrape time. */
-  watchCache(cache: { size: number; bytes: number }): void {
+  /** Gauges of the cache's current entries, absent ids and bytes, read at scrape time. */
+  watchCache(cache: { size: number; negativeSize: number; bytes: number }): void {
+    new Gauge({
+      name: 'ranker_features_cache_negative_entries',
+      help: 'Ids cached as absent from the store (their own LRU, ITEM_CACHE_MAX_NEGATIVE_ENTRIES)',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.negativeSize);
+      },
+    });
     new Gauge({
       name: 'ranker_features_cache_entries',
       help: 'Items in the in-process cache',

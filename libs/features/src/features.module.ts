@@ -1,5 +1,5 @@
 import { Logger, Module } from '@nestjs/common';
-import { KafkaConfig, typedConfigProvider } from '@app/common';
+import { typedConfigProvider } from '@app/common';
 import { resolve } from 'node:path';
 import { ItemCache } from './cache/item-cache';
 import { readFeatureFile } from './feature-file';
@@ -12,14 +12,12 @@ import { connectRedis, RedisClient } from './redis/redis-connection';
 import { RedisFeatureStore } from './redis/redis-feature-store';
 import { RedisKeys } from './redis/redis-keys';
 import { RedisLifecycle } from './redis/redis-lifecycle';
-import { FeatureUpdatesLifecycle } from './updates/feature-updates-lifecycle';
 
 const logger = new Logger('FeaturesModule');
 
 @Module({
   providers: [
     typedConfigProvider(FeaturesConfig),
-    typedConfigProvider(KafkaConfig),
     FeaturesMetrics,
     {
       provide: REDIS_CLIENT,
@@ -28,7 +26,6 @@ const logger = new Logger('FeaturesModule');
         config.FEATURE_STORE === 'redis' ? connectRedis(config, logger) : null,
     },
     RedisLifecycle,
-    FeatureUpdatesLifecycle,
     {
       provide: RedisKeys,
       inject: [FeaturesConfig],
@@ -44,6 +41,7 @@ const logger = new Logger('FeaturesModule');
             maxEntries: config.ITEM_CACHE_MAX_ENTRIES,
             maxBytes: config.ITEM_CACHE_MAX_BYTES,
             ttlMs: config.ITEM_CACHE_TTL_MS,
+            maxNegativeEntries: config.ITEM_CACHE_MAX_NEGATIVE_ENTRIES,
           },
           () => metrics.cacheEvictions.inc(),
         );

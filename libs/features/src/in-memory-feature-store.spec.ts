@@ -53,4 +53,18 @@ describe('InMemoryFeatureStore', () => {
     expect(await s.getItems(['i1'])).toEqual([{ price: 2 }]);
     expect(s.size).toEqual({ users: 0, items: 1 });
   });
+
+  it('resolves ids named like Object.prototype members to nothing, or to their own rows', async () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    expect(await store.getItems(names)).toEqual(names.map(() => undefined));
+    expect(await store.getUser('constructor')).toBeUndefined();
+    expect(await store.getUser('__proto__')).toBeUndefined();
+
+    const seeded = new InMemoryFeatureStore([
+      { entity: 'item', id: '__proto__', fields: { price: 5 } },
+      { entity: 'user', id: 'constructor', fields: { age: 9 } },
+    ]);
+    expect(await seeded.getItems(['__proto__', 'toString'])).toEqual([{ price: 5 }, undefined]);
+    expect(await seeded.getUser('constructor')).toEqual({ age: 9 });
+  });
 });

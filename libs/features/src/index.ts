@@ -1,20 +1,11 @@
+// The public face of the features lib: modules, the port, config, metrics, tokens and types.
+// Adapters (Redis, in-memory, the item cache, the update consumers) are reached through DI only;
+// specs, tools and benchmarks that need them import `@app/features/testing`.
 export * from './feature-row';
 export * from './feature-store.port';
-export * from './feature-file';
-export * from './in-memory-feature-store';
 export * from './features.config';
 export * from './features.metrics';
 export * from './features.tokens';
 export * from './features.module';
-export * from './throttled-warnings';
-export * from './cache/item-cache';
-export * from './redis/feature-blob';
-export * from './redis/redis-keys';
-export * from './redis/redis-connection';
-export * from './redis/redis-feature-store';
-export * from './redis/redis-feature-writer';
-export * from './updates/feature-update';
-export * from './updates/dead-letter';
-export * from './updates/feature-update-writer';
-export * from './updates/feature-cache-refresher';
-export * from './updates/feature-updates-lifecycle';
+export * from './updates/feature-updates.config';
+export * from './updates/feature-updates.module';

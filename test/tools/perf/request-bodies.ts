@@ -3,7 +3,7 @@
  * (so features are found, as in production) or random ids (so every lookup misses and takes its
  * defaults). Bodies are serialised once, before any step, so building them costs the load nothing.
  */
-import { readFeatureFile } from '@app/features';
+import { readFeatureFile } from '@app/features/testing';
 
 export interface IdPools {
   users: string[];

@@ -1,5 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CachedItem, ItemCache, ItemCacheOptions } from './item-cache';
+import { Registry } from 'prom-client';
+import { FeaturesMetrics } from '../features.metrics';
+import {
+  CachedItem,
+  ItemCache,
+  ItemCacheOptions,
+  UPDATE_MEMORY_MAX_ENTRIES,
+  UPDATE_MEMORY_MS,
+} from './item-cache';
 
 const roomy: ItemCacheOptions = { maxEntries: 1000, maxBytes: 1_000_000, ttlMs: 60_000 };
 
@@ -50,9 +58,9 @@ describe('ItemCache', () => {
 
     it('counts an item as at least one byte, so an empty blob cannot slip past maxBytes', () => {
       const cache = new ItemCache({ ...roomy, maxBytes: 2 });
-      cache.fill('a', item(1, null, 0));
-      cache.fill('b', item(1, null, 0));
-      cache.fill('c', item(1, null, 0));
+      cache.fill('a', item(1, { x: 1 }, 0));
+      cache.fill('b', item(1, { x: 2 }, 0));
+      cache.fill('c', item(1, { x: 3 }, 0));
       expect(cache.size).toBe(2);
       expect(cache.bytes).toBe(2);
     });
@@ -172,11 +180,17 @@ describe('ItemCache', () => {
       expect(cache.get('a')?.row).toEqual({ price: 2 });
     });
 
-    it('turns a cached known-absent item into the update’s fields', () => {
+    it('drops a cached known-absent item on an update: the next read says what Redis took', () => {
+      // The id may be absent because its key is corrupt or of another type, which the writer
+      // refuses (dead-letters): inventing a row from the update would disagree with Redis.
       const cache = new ItemCache(roomy);
       cache.fill('new', item(0, null, 16));
-      expect(cache.applyUpdate('new', { price: 7 }, 1)).toBe(true);
-      expect(cache.get('new')).toMatchObject({ ts: 1, row: { price: 7 } });
+      expect(cache.applyUpdate('new', { price: 7 }, 1)).toBe(false);
+      expect(cache.get('new')).toBeUndefined();
+      expect(cache.negativeSize).toBe(0);
+      // A read from before the writer applied the update is not cached; the written row is.
+      expect(cache.fill('new', item(0, null, 16))).toBe(false);
+      expect(cache.fill('new', item(1, { price: 7 }))).toBe(true);
     });
 
     it('remembers the newest update only: an older update after a newer one changes nothing', () => {
@@ -185,6 +199,101 @@ describe('ItemCache', () => {
       cache.applyUpdate('a', { v: 1 }, 15);
       expect(cache.fill('a', item(17))).toBe(false);
       expect(cache.fill('a', item(20))).toBe(true);
+    });
+  });
+  describe('bounds that an update or a flood cannot defeat', () => {
+    /** A clock the spec moves by hand (lru-cache's TTLs read it too). */
+    const fakeClock = () => {
+      let t = 1_000;
+      return { now: () => t, advance: (ms: number) => (t += ms) };
+    };
+
+    it('keeps the original expiry of a row an update is merged into', () => {
+      const clock = fakeClock();
+      const cache = new ItemCache({ ...roomy, ttlMs: 100, clock });
+      cache.fill('a', item(1, { price: 1 }));
+      clock.advance(60);
+      expect(cache.applyUpdate('a', { price: 2 }, 2)).toBe(true);
+      clock.advance(30);
+      expect(cache.get('a')?.row).toEqual({ price: 2 });
+      clock.advance(20); // 110 ms after the fill: expired, although updated 50 ms ago
+      expect(cache.get('a')).toBeUndefined();
+    });
+
+    it('bounds ids cached as absent on their own: a flood of unknown ids keeps the hot rows', () => {
+      const onEvict = jest.fn();
+      const cache = new ItemCache({ ...roomy, maxEntries: 10, maxNegativeEntries: 5 }, onEvict);
+      for (let i = 0; i < 10; i++) cache.fill(`hot${i}`, item(1, { i }));
+      for (let i = 0; i < 1000; i++) cache.fill(`unknown${i}`, item(0, null, 16));
+
+      for (let i = 0; i < 10; i++) expect(cache.get(`hot${i}`)?.row).toEqual({ i });
+      expect(cache.size).toBe(10);
+      expect(cache.negativeSize).toBe(5);
+      expect(cache.get('unknown999')).toEqual({ row: undefined, ts: 0, bytes: 16 });
+      expect(cache.get('unknown0')).toBeUndefined();
+      expect(onEvict).not.toHaveBeenCalled();
+    });
+
+    it('caches no absent id with maxNegativeEntries 0', () => {
+      const cache = new ItemCache({ ...roomy, maxNegativeEntries: 0 });
+      expect(cache.fill('nope', item(0, null, 16))).toBe(false);
+      expect(cache.get('nope')).toBeUndefined();
+    });
+
+    it('a row found again replaces its absent entry, and an absent read replaces a row', () => {
+      const cache = new ItemCache(roomy);
+      cache.fill('a', item(0, null, 16));
+      cache.fill('a', item(1, { v: 1 }));
+      expect(cache.negativeSize).toBe(0);
+      expect(cache.get('a')?.row).toEqual({ v: 1 });
+      cache.invalidate('a');
+      cache.fill('a', item(0, null, 16));
+      expect(cache.size).toBe(0);
+      expect(cache.get('a')?.row).toBeUndefined();
+    });
+
+    it('refuses a late reply that started before an update it has since forgotten (evicted)', () => {
+      const clock = fakeClock();
+      const cache = new ItemCache({ ...roomy, clock });
+      const readStartedAt = cache.now();
+      clock.advance(1);
+      cache.applyUpdate('x', { v: 10 }, 10);
+      clock.advance(1);
+      // Enough other updates to evict x's update time from memory.
+      for (let i = 0; i < UPDATE_MEMORY_MAX_ENTRIES; i++)
+        cache.applyUpdate(`other${i}`, { v: 1 }, 1);
+
+      // The reply of the read that raced x's update comes back late, with the row from before it.
+      expect(cache.fill('x', item(5, { v: 5 }), readStartedAt)).toBe(false);
+      expect(cache.get('x')).toBeUndefined();
+      // A read sent after the update was seen is cached, and so is any row, however old its _ts.
+      expect(cache.fill('x', item(10, { v: 10 }), cache.now())).toBe(true);
+      expect(cache.fill('never-updated', item(1, { v: 1 }), cache.now())).toBe(true);
+    });
+
+    it('refuses a reply that started before an update older than the memory holds (expired)', () => {
+      const clock = fakeClock();
+      const cache = new ItemCache({ ...roomy, ttlMs: 10 * UPDATE_MEMORY_MS, clock });
+      const readStartedAt = cache.now();
+      clock.advance(1);
+      cache.applyUpdate('x', { v: 10 }, 10);
+      clock.advance(UPDATE_MEMORY_MS + 1);
+
+      expect(cache.fill('x', item(5, { v: 5 }), readStartedAt)).toBe(false);
+      expect(cache.fill('x', item(5, { v: 5 }), cache.now())).toBe(true);
+    });
+
+    it('shows the ids cached as absent in a gauge', async () => {
+      const registry = new Registry();
+      const metrics = new FeaturesMetrics(registry);
+      const cache = new ItemCache(roomy);
+      metrics.watchCache(cache);
+      cache.fill('nope1', item(0, null, 16));
+      cache.fill('nope2', item(0, null, 16));
+      cache.fill('row', item(1));
+      const text = await registry.metrics();
+      expect(text).toMatch(/^ranker_features_cache_negative_entries 2$/m);
+      expect(text).toMatch(/^ranker_features_cache_entries 1$/m);
     });
   });
 });

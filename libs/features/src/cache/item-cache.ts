@@ -14,21 +14,57 @@ export interface ItemCacheOptions {
   maxEntries: number;
   maxBytes: number;
   ttlMs: number;
+  /** Ids cached as absent, in an LRU of their own (0: absent ids are not cached). */
+  maxNegativeEntries?: number;
+  /** Monotonic milliseconds (default `performance`); a fake clock for unit specs. */
+  clock?: { now(): number };
+}
+
+/** Update times remembered per id (each for UPDATE_MEMORY_MS at most). */
+export const UPDATE_MEMORY_MAX_ENTRIES = 100_000;
+export const UPDATE_MEMORY_MS = 5 * 60_000;
+const DEFAULT_MAX_NEGATIVE_ENTRIES = 100_000;
+
+interface SeenUpdate {
+  ts: number;
+  /** Clock time the update was seen here. */
+  at: number;
 }
 
 /**
- * In-process item cache (LRU, bounded by entries and bytes, with TTL) in front of Redis. A hit
- * costs a map lookup: rows are cached parsed. Updates from Kafka refresh cached rows in place,
- * and a row read from Redis is not cached when an update newer than it has been seen, so a read
- * racing an update cannot pin a stale row until its TTL.
+ * In-process item cache in front of Redis. Rows are cached parsed, so a hit is a map lookup.
+ *
+ * - Rows: an LRU bounded by entries and bytes, with TTL. An update merged into a cached row
+ *   keeps the entry's original expiry, so a row updated often is still re-read from Redis once a
+ *   TTL (and cannot live on as a stale merge of a row Redis no longer holds).
+ * - Ids known to be absent: an LRU of their own (`maxNegativeEntries`), so a flood of unknown ids
+ *   cannot evict hot rows. An update for such an id drops the entry instead of inventing a row:
+ *   the id may be absent because its key is corrupt or of another type, which the writer refuses,
+ *   so only a read says what Redis holds.
+ * - Update times: a read that raced an update must not pin the row as it was before it. The
+ *   newest update time per id is remembered (LRU of UPDATE_MEMORY_MAX_ENTRIES, each for
+ *   UPDATE_MEMORY_MS) and a row older than it is not cached. Once an id is forgotten (evicted for
+ *   room, or older than UPDATE_MEMORY_MS) its update time is unknown, so a fill is then refused
+ *   when its read started before the newest update forgotten so far (a high-water mark of the
+ *   clock times forgotten updates were seen at, and `now - UPDATE_MEMORY_MS` for expired ones):
+ *   a read that started after an update was seen cannot return the row from before it, unless
+ *   the writer (maybe another replica) is that far behind, which the memory's length bounds.
+ *   Forgetting thus only refuses replies that were in flight for longer than the memory holds
+ *   anything; rows with an old `_ts` that were never updated stay cacheable.
  */
 export class ItemCache {
-  private readonly lru: LRUCache<string, CachedItem>;
-  /** Newest update time seen per id, kept a while so racing reads can be recognised as stale. */
-  private readonly updatedAt: LRUCache<string, number>;
+  private readonly rows: LRUCache<string, CachedItem>;
+  private readonly absent?: LRUCache<string, CachedItem>;
+  private readonly updatedAt: LRUCache<string, SeenUpdate>;
+  private readonly clock: { now(): number };
+  /** Newest clock time at which an update that has since been evicted from memory was seen. */
+  private evictedSeenAt = -Infinity;
 
   constructor(options: ItemCacheOptions, onEvict: () => void = () => undefined) {
-    this.lru = new LRUCache<string, CachedItem>({
+    this.clock = options.clock ?? performance;
+    const timing = { perf: this.clock, ttlResolution: options.clock ? 0 : 1 };
+    this.rows = new LRUCache<string, CachedItem>({
+      ...timing,
       max: options.maxEntries,
       maxSize: options.maxBytes,
       sizeCalculation: (item) => Math.max(1, item.bytes),
@@ -37,45 +73,92 @@ export class ItemCache {
         if (reason === 'evict') onEvict();
       },
     });
-    this.updatedAt = new LRUCache<string, number>({ max: 100_000, ttl: 5 * 60_000 });
+    const maxNegative = options.maxNegativeEntries ?? DEFAULT_MAX_NEGATIVE_ENTRIES;
+    if (maxNegative > 0)
+      this.absent = new LRUCache<string, CachedItem>({
+        ...timing,
+        max: maxNegative,
+        ttl: options.ttlMs,
+      });
+    this.updatedAt = new LRUCache<string, SeenUpdate>({
+      ...timing,
+      max: UPDATE_MEMORY_MAX_ENTRIES,
+      ttl: UPDATE_MEMORY_MS,
+      dispose: (seen, _id, reason) => {
+        if (reason === 'evict') this.evictedSeenAt = Math.max(this.evictedSeenAt, seen.at);
+      },
+    });
+  }
+
+  /** The clock reads are stamped with: take it before sending a read whose rows `fill` caches. */
+  now(): number {
+    return this.clock.now();
   }
 
   get(id: string): CachedItem | undefined {
-    return this.lru.get(id);
+    return this.rows.get(id) ?? this.absent?.get(id);
   }
 
-  /** Caches a row read from the store unless a newer version is already known. */
-  fill(id: string, item: CachedItem): boolean {
-    const seen = this.updatedAt.get(id) ?? 0;
-    const cached = this.lru.peek(id);
-    if (seen > item.ts || (cached && cached.ts > item.ts)) return false;
-    this.lru.set(id, item);
+  /**
+   * Caches a row read from the store (by a read sent at `readStartedAt`) unless a newer version
+   * is known, or may have been seen and forgotten since the read started.
+   */
+  fill(id: string, item: CachedItem, readStartedAt = this.clock.now()): boolean {
+    // Both checks, also for a remembered id: it may have been forgotten once and seen again with
+    // an older update since.
+    if ((this.updatedAt.get(id)?.ts ?? -Infinity) > item.ts) return false;
+    if (readStartedAt < this.forgottenUpTo()) return false;
+    const cached = this.rows.peek(id);
+    if (cached && cached.ts > item.ts) return false;
+    if (item.row === undefined) {
+      if (!this.absent) return false;
+      this.rows.delete(id);
+      this.absent.set(id, item);
+    } else {
+      this.absent?.delete(id);
+      this.rows.set(id, item);
+    }
     return true;
   }
 
   /** Applies an update's fields to a cached row if the update is newer; returns whether it did. */
   applyUpdate(id: string, fields: FeatureRow, ts: number): boolean {
-    if (ts > (this.updatedAt.get(id) ?? 0)) this.updatedAt.set(id, ts);
-    const cached = this.lru.peek(id);
+    const seen = this.updatedAt.get(id);
+    if (!seen || ts > seen.ts) this.updatedAt.set(id, { ts, at: this.clock.now() });
+    if (this.absent?.delete(id)) return false;
+    const cached = this.rows.peek(id);
     if (!cached || cached.ts >= ts) return false;
     const row = { ...cached.row, ...fields };
-    this.lru.set(id, { row, ts, bytes: JSON.stringify(row).length });
+    this.rows.set(id, { row, ts, bytes: JSON.stringify(row).length }, { noUpdateTTL: true });
     return true;
   }
 
   invalidate(id: string): void {
-    this.lru.delete(id);
+    this.rows.delete(id);
+    this.absent?.delete(id);
   }
 
+  /** Drops every cached row and absent id; update times are kept (late reads stay refused). */
   clear(): void {
-    this.lru.clear();
+    this.rows.clear();
+    this.absent?.clear();
   }
 
+  /** Rows cached (ids cached as absent are `negativeSize`). */
   get size(): number {
-    return this.lru.size;
+    return this.rows.size;
+  }
+
+  get negativeSize(): number {
+    return this.absent?.size ?? 0;
   }
 
   get bytes(): number {
-    return this.lru.calculatedSize;
+    return this.rows.calculatedSize;
+  }
+
+  /** Reads started before this clock time may have raced an update this cache has forgotten. */
+  private forgottenUpTo(): number {
+    return Math.max(this.evictedSeenAt, this.clock.now() - UPDATE_MEMORY_MS);
   }
 }

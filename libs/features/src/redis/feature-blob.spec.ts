@@ -74,6 +74,23 @@ describe('decodeBlob', () => {
   });
 });
 
+describe('decodeBlob with names from outside', () => {
+  it('keeps toString and constructor as own fields and reports a primitive __proto__', () => {
+    const decoded = decodeBlob('{"__proto__":7,"constructor":"c","toString":2,"price":1}');
+    if (!decoded.ok) throw new Error(decoded.reason);
+    expect(Object.getPrototypeOf(decoded.row)).toBe(Object.prototype);
+    expect(Object.keys(decoded.row)).toEqual(['constructor', 'toString', 'price']);
+    expect(decoded.row.constructor).toBe('c');
+    // A __proto__ value can never be a field (an assignment would drop it without a word).
+    expect(decoded.badFields).toEqual(['__proto__']);
+  });
+
+  it('reads _ts only as an own member', () => {
+    const decoded = decodeBlob('{"price":1}');
+    expect(decoded).toEqual({ ok: true, row: { price: 1 }, ts: 0, badFields: [] });
+  });
+});
+
 describe('encodeBlob', () => {
   it('writes the row with its timestamp as one JSON object', () => {
     expect(JSON.parse(encodeBlob({ price: 9.99, category: 'c1' }, 42))).toEqual({

@@ -22,14 +22,15 @@ export function decodeBlob(text: string): DecodedBlob {
     return { ok: false, reason: 'not a JSON object' };
   }
   const fields = parsed as Record<string, unknown>;
-  const rawTs = fields[TS_FIELD];
+  const rawTs = Object.hasOwn(fields, TS_FIELD) ? fields[TS_FIELD] : undefined;
   const ts = typeof rawTs === 'number' && Number.isFinite(rawTs) ? rawTs : 0;
   const badFields: string[] = [];
   const row: Record<string, string | number | boolean> = {};
-  for (const name in fields) {
+  for (const name of Object.keys(fields)) {
     if (name === TS_FIELD) continue;
     const value = fields[name];
-    if (isFeatureValue(value)) row[name] = value;
+    // `row.__proto__ = value` would set the prototype or be dropped silently: never a field.
+    if (name !== '__proto__' && isFeatureValue(value)) row[name] = value;
     else badFields.push(name);
   }
   return { ok: true, row, ts, badFields };

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
+import { ThrottledWarnings } from '@app/common';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { CachedItem, ItemCache } from '../cache/item-cache';
 import { FeatureRow } from '../feature-row';
 import { FeatureFetch, FeatureStore, FetchOptions } from '../feature-store.port';
 import { FeaturesMetrics } from '../features.metrics';
-import { ThrottledWarnings } from '../throttled-warnings';
 import { decodeBlob } from './feature-blob';
 import { RedisClient } from './redis-connection';
 import { RedisKeys } from './redis-keys';
@@ -47,6 +47,8 @@ export class RedisFeatureStore extends FeatureStore {
       else misses.push(i);
     }
     const hits = itemIds.length - misses.length;
+    // Rows read from here on are cached only if no update seen since then is newer.
+    const readStartedAt = this.cache.now();
     const userKey = this.keys.key('user', userId);
     const missKeys = misses.map((i) => this.keys.key('item', itemIds[i]));
     const userRead = this.redis
@@ -60,7 +62,9 @@ export class RedisFeatureStore extends FeatureStore {
         : Promise.resolve([] as (string | null)[]);
     const roundTrips = this.roundTrips(userKey, slots);
 
-    const filled = itemRead.then((blobs) => this.fillCache(misses, itemIds, missKeys, blobs));
+    const filled = itemRead.then((blobs) =>
+      this.fillCache(misses, itemIds, missKeys, blobs, readStartedAt),
+    );
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     const [user, missRows] = await Promise.all([
       within(userRead, timeoutMs),
@@ -124,6 +128,7 @@ export class RedisFeatureStore extends FeatureStore {
     ids: readonly string[],
     keys: string[],
     blobs: (string | null)[],
+    readStartedAt: number,
   ): (FeatureRow | undefined)[] {
     return misses.map((i, k) => {
       const blob = blobs[k];
@@ -133,7 +138,7 @@ export class RedisFeatureStore extends FeatureStore {
         ts: decoded?.ts ?? 0,
         bytes: blob?.length ?? 16,
       };
-      this.cache.fill(ids[i], item);
+      this.cache.fill(ids[i], item, readStartedAt);
       return item.row;
     });
   }

@@ -1,32 +1,36 @@
+import { RankerError } from '@app/common';
 import { FeatureEntity, FeatureRow } from '../feature-row';
 import { encodeBlob } from './feature-blob';
+import { MERGE_IF_NEWER_LUA, MERGE_REFUSED } from './merge-if-newer.lua';
 import { RedisClient } from './redis-connection';
 import { RedisKeys } from './redis-keys';
 
-/**
- * Merges fields into a stored row unless the stored row is as new or newer (`_ts`), in one
- * atomic step on the key's own node (single key, so Cluster-safe). Returns 1 if written.
- */
-const MERGE_IF_NEWER = `
-local current = redis.call('GET', KEYS[1])
-local ts = tonumber(ARGV[2])
-local row = {}
-if current then
-  local ok, decoded = pcall(cjson.decode, current)
-  if ok and type(decoded) == 'table' then
-    row = decoded
-    if (tonumber(row['_ts']) or 0) >= ts then return 0 end
-  end
-end
-for name, value in pairs(cjson.decode(ARGV[1])) do row[name] = value end
-row['_ts'] = ts
-redis.call('SET', KEYS[1], cjson.encode(row))
-return 1
-`;
-
 type MergingClient = RedisClient & {
-  rankerMergeIfNewer(key: string, fieldsJson: string, ts: number): Promise<number>;
+  rankerMergeIfNewer(key: string, ts: number, ...fieldTokens: string[]): Promise<number>;
 };
+
+/**
+ * The stored value of a key cannot take any update (a key of another Redis type, a row that is
+ * not a JSON object): retrying cannot help, so the update belongs on the dead-letter topic. The
+ * message names the cause and the key; it is the dead letter's `x-dlq-reason`.
+ */
+export class StoredRowRefusedError extends RankerError {
+  readonly code = 'FEATURE_ROW_REFUSED';
+  readonly status = 422;
+
+  constructor(
+    readonly key: string,
+    readonly kind: 'wrong_type' | 'bad_row',
+    /** The Redis type of the key (wrong_type), or what is wrong with the stored row (bad_row). */
+    readonly detail: string,
+  ) {
+    super(
+      kind === 'wrong_type'
+        ? `Redis key ${key} holds a ${detail}, not a string row (WRONGTYPE)`
+        : `stored row at Redis key ${key} cannot be merged: ${detail}`,
+    );
+  }
+}
 
 /** Writes feature rows in the documented layout: seeding (plain SET) and timestamped updates. */
 export class RedisFeatureWriter {
@@ -37,7 +41,7 @@ export class RedisFeatureWriter {
     private readonly keys: RedisKeys,
   ) {
     if (!('rankerMergeIfNewer' in redis))
-      redis.defineCommand('rankerMergeIfNewer', { numberOfKeys: 1, lua: MERGE_IF_NEWER });
+      redis.defineCommand('rankerMergeIfNewer', { numberOfKeys: 1, lua: MERGE_IF_NEWER_LUA });
     this.redis = redis as MergingClient;
   }
 
@@ -53,19 +57,39 @@ export class RedisFeatureWriter {
     return writes.length;
   }
 
-  /** Merges `fields` into the row if `ts` is newer than the stored `_ts`; true if it wrote. */
+  /**
+   * Merges `fields` into the row if `ts` is newer than the stored `_ts`; true if it wrote. The
+   * stored members it does not name stay byte-identical (see MERGE_IF_NEWER_LUA). Throws
+   * StoredRowRefusedError when the key can never take an update; any other error is transient.
+   */
   async mergeIfNewer(
     entity: FeatureEntity,
     id: string,
     fields: FeatureRow,
     ts: number,
   ): Promise<boolean> {
-    return (
-      (await this.redis.rankerMergeIfNewer(
-        this.keys.key(entity, id),
-        JSON.stringify(fields),
-        ts,
-      )) === 1
-    );
+    const key = this.keys.key(entity, id);
+    const tokens: string[] = [];
+    for (const name of Object.keys(fields))
+      tokens.push(JSON.stringify(name), JSON.stringify(fields[name]));
+    try {
+      return (await this.redis.rankerMergeIfNewer(key, ts, ...tokens)) === 1;
+    } catch (error) {
+      throw refusal(key, error) ?? error;
+    }
   }
+}
+
+function refusal(key: string, error: unknown): StoredRowRefusedError | undefined {
+  // A Redis error reply (ioredis ReplyError); our script's prefixes name no other error.
+  if (!(error instanceof Error)) return undefined;
+  const message = error.message;
+  for (const [kind, prefix] of [
+    ['wrong_type', MERGE_REFUSED.wrongType],
+    ['bad_row', MERGE_REFUSED.badRow],
+  ] as const) {
+    if (message.startsWith(`${prefix} `))
+      return new StoredRowRefusedError(key, kind, message.slice(prefix.length + 1));
+  }
+  return undefined;
 }

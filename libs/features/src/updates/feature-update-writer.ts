@@ -1,32 +1,37 @@
 import { Logger } from '@nestjs/common';
-import { FeatureUpdateFailedError } from '@app/common';
+import { FeatureUpdateFailedError, ThrottledWarnings } from '@app/common';
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
 import { FeaturesMetrics } from '../features.metrics';
-import { RedisFeatureWriter } from '../redis/redis-feature-writer';
-import { ThrottledWarnings } from '../throttled-warnings';
+import { RedisFeatureWriter, StoredRowRefusedError } from '../redis/redis-feature-writer';
+import { DeadLetterSender, DeadLetterSink } from './dead-letter-sender';
 import { deadLetterOf } from './dead-letter';
 import { BadField, FeatureUpdate, parseFeatureUpdate } from './feature-update';
 
-/** Sends refused messages to the dead-letter topic; resolves once the broker has them. */
-export type DeadLetterSink = (messages: Message[]) => Promise<void>;
+export type { DeadLetterSink } from './dead-letter-sender';
 
 /**
  * The writer side of real-time updates (one consumer group shared by every replica, so each
  * update is written to Redis once): valid updates are merged into the stored row unless it is as
- * new or newer, refused messages go to the dead-letter topic with the reason. A batch is applied
- * in chunks whose writes run in parallel (auto-pipelined); a chunk's offsets are resolved only
- * after all of its writes succeeded, so a Redis or DLQ failure fails the batch and kafkajs fetches
- * it again (replaying a merge is harmless: it is either written again or stale).
+ * new or newer; a message that is not an update, or whose Redis key can never take one (another
+ * Redis type, a stored row that is not a JSON object), goes to the dead-letter topic with the
+ * reason, so one bad key never holds up its partition. A batch is applied in chunks whose writes
+ * run in parallel (auto-pipelined); a chunk's offsets are resolved only after all of its writes
+ * and dead letters succeeded, so a transient failure (Redis down, a timeout, the broker down)
+ * fails the batch and kafkajs fetches it again (replaying a merge is harmless: it is either
+ * written again or stale). Each such retry is counted per partition: a stall shows in metrics.
  */
 export class FeatureUpdateWriter {
   private readonly warnings = new ThrottledWarnings(new Logger(FeatureUpdateWriter.name));
+  private readonly deadLetters: DeadLetterSender;
 
   constructor(
     private readonly store: RedisFeatureWriter,
-    private readonly deadLetter: DeadLetterSink,
+    deadLetter: DeadLetterSink,
     private readonly metrics: FeaturesMetrics,
     private readonly chunkSize = 500,
-  ) {}
+  ) {
+    this.deadLetters = new DeadLetterSender(deadLetter, metrics);
+  }
 
   /** kafkajs `eachBatch` handler; run it with `eachBatchAutoResolve: false`. */
   readonly eachBatch = async (payload: EachBatchPayload): Promise<void> => {
@@ -35,51 +40,78 @@ export class FeatureUpdateWriter {
       // Stopping or rebalancing: leave the rest unresolved so it is fetched again.
       if (!payload.isRunning() || payload.isStale()) return;
       const chunk = batch.messages.slice(start, start + this.chunkSize);
-      await this.apply(batch.topic, batch.partition, chunk);
+      try {
+        await this.apply(batch.topic, batch.partition, chunk);
+      } catch (error) {
+        this.metrics.updateRetries.inc({ topic: batch.topic, partition: String(batch.partition) });
+        throw error;
+      }
       resolveOffset(chunk[chunk.length - 1].offset);
       await commitOffsetsIfNecessary();
       await heartbeat();
     }
   };
 
-  /** Applies messages of one partition; throws if any write or dead-lettering failed. */
+  /** Applies messages of one partition; throws if a write or dead letter failed transiently. */
   async apply(topic: string, partition: number, messages: KafkaMessage[]): Promise<void> {
-    const pending: Promise<unknown>[] = [];
-    const refused: Message[] = [];
+    const writes: Promise<void>[] = [];
+    // Dead letters by position in the chunk, so they keep the order of the originals.
+    const refused = new Array<Message | undefined>(messages.length);
+    const refuse = (at: number, reason: string) => {
+      const message = messages[at];
+      refused[at] = deadLetterOf(message, reason, topic, partition);
+      this.warnings.warn(
+        `${topic}[${partition}]@${message.offset} key=${message.key?.toString('utf8') ?? '-'}: ` +
+          `${reason}; dead-lettering it`,
+      );
+    };
     const now = Date.now();
-    for (const message of messages) {
+    messages.forEach((message, at) => {
       const parsed = parseFeatureUpdate(message.value, message.timestamp);
-      if (!parsed.ok) {
-        refused.push(deadLetterOf(message, parsed.reason, topic, partition));
-        this.warnings.warn(
-          `${topic}[${partition}]@${message.offset} key=${message.key?.toString('utf8') ?? '-'}: ` +
-            `${parsed.reason}; dead-lettering it`,
-        );
-        continue;
-      }
+      if (!parsed.ok) return refuse(at, parsed.reason);
       const { update, badFields } = parsed;
       if (badFields.length > 0) this.reportBadFields(update, badFields);
       this.metrics.updateLagMs.observe(Math.max(0, now - update.timestamp));
-      if (Object.keys(update.fields).length === 0) this.metrics.updates.inc({ result: 'empty' });
-      else pending.push(this.write(update));
-    }
-    if (refused.length > 0)
-      pending.push(
-        this.deadLetter(refused).then(() =>
-          this.metrics.updates.inc({ result: 'dead_lettered' }, refused.length),
-        ),
+      if (Object.keys(update.fields).length === 0) {
+        this.metrics.updates.inc({ result: 'empty' });
+        return;
+      }
+      writes.push(
+        this.write(update).catch((error: unknown) => {
+          if (!(error instanceof StoredRowRefusedError)) throw error;
+          this.metrics.updates.inc({ result: 'refused_by_store' });
+          refuse(at, error.message);
+        }),
       );
-    const failures = (await Promise.allSettled(pending)).filter(
+    });
+    const failures = (await Promise.allSettled(writes)).filter(
       (r): r is PromiseRejectedResult => r.status === 'rejected',
     );
-    if (failures.length > 0) {
-      this.metrics.updates.inc({ result: 'failed' }, failures.length);
-      const cause = failures[0].reason as Error;
-      throw new FeatureUpdateFailedError(
-        `${topic}[${partition}] offsets ${messages[0].offset}-${messages[messages.length - 1].offset}: ` +
-          `${cause?.message ?? String(cause)}; they will be retried`,
-      );
+    // The whole chunk is retried: its dead letters are sent then, once.
+    if (failures.length > 0)
+      this.fail(topic, partition, messages, failures.length, failures[0].reason);
+    const dead = refused.filter((m): m is Message => m !== undefined);
+    if (dead.length === 0) return;
+    try {
+      await this.deadLetters.send(dead);
+    } catch (error) {
+      this.fail(topic, partition, messages, dead.length, error);
     }
+  }
+
+  private fail(
+    topic: string,
+    partition: number,
+    messages: KafkaMessage[],
+    count: number,
+    cause: unknown,
+  ): never {
+    this.metrics.updates.inc({ result: 'failed' }, count);
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new FeatureUpdateFailedError(
+      `${topic}[${partition}] offsets ${messages[0].offset}-${messages[messages.length - 1].offset}: ` +
+        `${why}; they will be retried`,
+    );
   }
 
   private async write(update: FeatureUpdate): Promise<void> {

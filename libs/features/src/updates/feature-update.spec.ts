@@ -152,4 +152,45 @@ describe('parseFeatureUpdate', () => {
       });
     },
   );
+
+  it('applies fields named like Object.prototype members as own fields', () => {
+    const parsed = parseFeatureUpdate(
+      Buffer.from(
+        '{"entity":"item","id":"toString","fields":{"constructor":1,"toString":"t","hasOwnProperty":true},"timestamp":5}',
+      ),
+      KAFKA_TS,
+    );
+    if (!parsed.ok) throw new Error(parsed.reason);
+    expect(parsed.update.id).toBe('toString');
+    expect(Object.keys(parsed.update.fields)).toEqual([
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+    ]);
+    expect(Object.getPrototypeOf(parsed.update.fields)).toBe(Object.prototype);
+  });
+
+  it('reads the envelope and timestamp only as own members', () => {
+    expect(
+      parseFeatureUpdate(
+        Buffer.from('{"__proto__":{"entity":"item","id":"i1","fields":{},"timestamp":5}}'),
+        KAFKA_TS,
+      ),
+    ).toEqual({ ok: false, reason: 'entity must be "user" or "item"' });
+    const parsed = parseFeatureUpdate(
+      Buffer.from('{"entity":"item","id":"i1","fields":{"a":1},"__proto__":{"timestamp":5}}'),
+      KAFKA_TS,
+    );
+    if (!parsed.ok) throw new Error(parsed.reason);
+    expect(parsed.update.timestamp).toBe(Number(KAFKA_TS));
+  });
+
+  it('turns -0 into 0, as Redis stores it (JSON.stringify), so the cache agrees', () => {
+    const parsed = parseFeatureUpdate(
+      Buffer.from('{"entity":"item","id":"i1","fields":{"a":-0},"timestamp":5}'),
+      KAFKA_TS,
+    );
+    if (!parsed.ok) throw new Error(parsed.reason);
+    expect(Object.is(parsed.update.fields.a, 0)).toBe(true);
+  });
 });

@@ -4,6 +4,7 @@ import {
   FeatureRow,
   FeatureValue,
   isFeatureValue,
+  ownValue,
 } from '../feature-row';
 import { TS_FIELD } from '../redis/feature-blob';
 
@@ -54,10 +55,11 @@ export function parseFeatureUpdate(
   const problem = featureRecordProblem(message);
   if (problem) return refuse(problem);
   const { entity, id, fields } = message as unknown as FeatureUpdate;
-  const timestamp = message.timestamp === undefined ? kafkaTime(kafkaTimestamp) : message.timestamp;
+  const ownTimestamp = ownValue(message, 'timestamp');
+  const timestamp = ownTimestamp === undefined ? kafkaTime(kafkaTimestamp) : ownTimestamp;
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
     return refuse(
-      message.timestamp === undefined
+      ownTimestamp === undefined
         ? 'no timestamp, and the Kafka message timestamp is not usable'
         : 'timestamp must be a finite number >= 0 (ms since epoch)',
     );
@@ -66,7 +68,8 @@ export function parseFeatureUpdate(
   const badFields: BadField[] = [];
   for (const [name, fieldValue] of Object.entries(fields)) {
     if (RESERVED_FIELDS.has(name)) badFields.push({ name, reason: 'reserved' });
-    else if (isFeatureValue(fieldValue)) row[name] = fieldValue;
+    // -0 is written to Redis as 0 (JSON.stringify), so the cache must hold 0 as well.
+    else if (isFeatureValue(fieldValue)) row[name] = fieldValue === 0 ? 0 : fieldValue;
     else badFields.push({ name, reason: 'wrong_type' });
   }
   return { ok: true, update: { entity, id, fields: row, timestamp }, badFields };

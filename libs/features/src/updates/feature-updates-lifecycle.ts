@@ -10,7 +10,6 @@ import { ConsumerConfig, Kafka, Partitioners, Producer } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ItemCache } from '../cache/item-cache';
-import { FeaturesConfig } from '../features.config';
 import { FeaturesMetrics } from '../features.metrics';
 import { REDIS_CLIENT } from '../features.tokens';
 import { RedisClient } from '../redis/redis-connection';
@@ -18,6 +17,7 @@ import { RedisFeatureWriter } from '../redis/redis-feature-writer';
 import { RedisKeys } from '../redis/redis-keys';
 import { FeatureCacheRefresher } from './feature-cache-refresher';
 import { ensureTopics } from './feature-topics';
+import { FeatureUpdatesConfig } from './feature-updates.config';
 import { FeatureUpdateWriter } from './feature-update-writer';
 import { createKafkaClient } from './kafka-client';
 import { RestartingConsumer } from './restarting-consumer';
@@ -44,7 +44,7 @@ export class FeatureUpdatesLifecycle implements OnApplicationBootstrap, BeforeAp
   readonly replicaId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 
   constructor(
-    private readonly config: FeaturesConfig,
+    private readonly config: FeatureUpdatesConfig,
     private readonly kafkaConfig: KafkaConfig,
     @Inject(REDIS_CLIENT) private readonly redis: RedisClient | null,
     private readonly keys: RedisKeys,

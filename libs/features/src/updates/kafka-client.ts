@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { KafkaConfig } from '@app/common';
+import { KafkaConfig, ThrottledWarnings } from '@app/common';
 import { Kafka, logLevel } from 'kafkajs';
-import { ThrottledWarnings } from '../throttled-warnings';
 
 /** While the broker is down kafkajs repeats the same lines on every attempt; log each once a while. */
 const REPEAT_AFTER_MS = 60_000;

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DeadlineExceededError } from '@app/common';
-import { FeaturesConfig, FeatureStore, FetchOptions, ThrottledWarnings } from '@app/features';
+import { DeadlineExceededError, ThrottledWarnings } from '@app/common';
+import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { PipelineMetrics } from '../pipeline.metrics';
