@@ -145,8 +145,11 @@ function checkFeatureMap(map: unknown, path: string, label: string, details: Err
   }
 }
 
+/** A JSON object: plain (or null-prototype), never an array, a Map, a boxed value or a Date. */
 function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (value === null || typeof value !== 'object') return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 function isId(value: unknown): value is string {
