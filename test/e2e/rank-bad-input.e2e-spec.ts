@@ -194,6 +194,17 @@ describe('rank API: bad input', () => {
     expect(reply.body.items).toEqual(plain.body.items);
   });
 
+  // Found by the fuzz spec: the router's own refusals came with Fastify's body, without details.
+  it.each([
+    ['a scene name over 100 characters', 'x'.repeat(101), 414, 'URI_TOO_LONG'],
+    ['a broken percent-encoding', 'feed%E0%A4%A', 400, 'MALFORMED_URL'],
+  ])('%s gets the error body naming the url', async (_name, scene, status, code) => {
+    const reply = await ranker.rank(scene, ok);
+    expect(reply.status).toBe(status);
+    expect(reply.body).toMatchObject({ code, details: [{ path: 'url' }] });
+    expect(reply.body.requestId).toBe(reply.headers.get('x-request-id'));
+  });
+
   it('an unknown route gets a JSON 404', async () => {
     const reply = await ranker.request('GET', '/v1/nothing');
     expect(reply.status).toBe(404);

@@ -4,6 +4,7 @@ import { loadEnvConfig } from '@app/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { serveOpenApi } from './docs/openapi';
+import { sendFrameworkError } from './http/framework-errors';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { acceptJsonOnly } from './http/json-body';
 import { RankerConfig } from './ranker.config';
@@ -19,6 +20,7 @@ export async function createRankerApp(
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    frameworkErrors: sendFrameworkError,
   });
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -114,10 +114,13 @@ function fastifyBody(error: FastifyLikeError, status: number): ErrorBody {
       details: [{ path: 'headers.content-type', message }],
     };
   }
+  // The router's refusals concern the URL; every other Fastify 4xx concerns the body.
+  const path =
+    error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'url' : 'body';
   return {
     code: fastifyCode(error, status),
     message: error.message,
-    details: [{ path: 'body', message: error.message }],
+    details: [{ path, message: error.message }],
   };
 }
 
@@ -128,6 +131,8 @@ function fastifyCode(error: FastifyLikeError, status: number): string {
       return 'MALFORMED_JSON';
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'BODY_TOO_LARGE';
+    case 'FST_ERR_BAD_URL':
+      return 'MALFORMED_URL';
     default:
       return httpCode(status);
   }
