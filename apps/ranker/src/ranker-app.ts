@@ -1,16 +1,19 @@
 import { NestFactory } from '@nestjs/core';
-import type { LogLevel } from '@nestjs/common';
+import type { LoggerService, LogLevel } from '@nestjs/common';
 import { loadEnvConfig } from '@app/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
+import { serveOpenApi } from './docs/openapi';
 import { DrainingFastifyAdapter } from './http/draining-fastify-adapter';
+import { sendFrameworkError } from './http/framework-errors';
 import { HttpExceptionFilter } from './http/http-exception.filter';
+import { acceptJsonOnly } from './http/json-body';
 import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
 
 /** Builds the HTTP app (used by main.ts and by the e2e specs, so both run the same wiring). */
 export async function createRankerApp(
-  logger?: false | LogLevel[],
+  logger?: false | LogLevel[] | LoggerService,
 ): Promise<NestFastifyApplication> {
   // The adapter exists before the module, so its one setting is read here with the same loader.
   const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
@@ -18,18 +21,22 @@ export async function createRankerApp(
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    frameworkErrors: sendFrameworkError,
   });
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (adapter.draining) reply.header('connection', 'close');
   });
+  // JSON is the only body the API takes: Nest's own parsers (one of them for form bodies) stay
+  // off, and Fastify's JSON parser is the only one left.
+  acceptJsonOnly(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
     abortOnError: false,
+    bodyParser: false,
     ...(logger === undefined ? {} : { logger }),
   });
-  // JSON is the only body the API takes; other types get 415 instead of being parsed as text.
-  app.getHttpAdapter().getInstance().removeContentTypeParser(['text/plain']);
   app.useGlobalFilters(new HttpExceptionFilter());
+  serveOpenApi(app);
   app.enableShutdownHooks();
   return app;
 }

@@ -1,7 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { SceneRegistry } from '@app/pipeline';
 
+/** Terminus's @HealthCheck() documents the 200 and 503 bodies in /docs itself. */
+@ApiTags('health')
 @Controller('health')
 export class HealthController {
   constructor(

@@ -8,7 +8,8 @@ import {
 } from '@nestjs/common';
 import { RankerError } from '@app/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorBody } from './error-body';
+import { isAbortedUpload } from './aborted-upload';
+import { ErrorBody, MAX_ERROR_DETAILS } from './error-body';
 
 interface FastifyLikeError {
   statusCode?: number;
@@ -19,7 +20,8 @@ interface FastifyLikeError {
 /**
  * Maps every error to `{ code, message, details, requestId }`: typed lib errors by their own
  * code and status, Nest HttpExceptions (validation, unknown route) and Fastify's body-parsing
- * errors as 4xx. Anything else is a 500 and is logged with its stack.
+ * errors as 4xx. A client that hangs up during its upload is logged as an aborted request.
+ * Anything else is a 500 and is logged with its stack.
  */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
@@ -29,23 +31,31 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const [status, body] = toErrorBody(exception);
+    const aborted = isAbortedUpload(exception, request.raw);
+    const [status, body] = aborted
+      ? abortedBody(exception as { code?: string; message: string })
+      : toErrorBody(exception);
     body.requestId = request.id;
-    if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
-      this.logger.error(
-        `${request.method} ${request.url} requestId=${request.id}: ${(exception as Error)?.stack ?? exception}`,
-      );
+    const call = `${request.method} ${request.url} requestId=${request.id}`;
+    if (aborted) {
+      this.logger.warn(`aborted request ${call}: ${body.message}`);
+    } else if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
+      this.logger.error(`${call}: ${(exception as Error)?.stack ?? exception}`);
     } else {
-      this.logger.warn(
-        `${request.method} ${request.url} requestId=${request.id}: ${status} ${body.code} ${body.message}`,
-      );
+      this.logger.warn(`${call}: ${status} ${body.code} ${body.message}`);
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) reply.header('retry-after', '1');
+    // Nobody reads the answer to an aborted upload; Fastify drops it with the socket.
     reply.status(status).send(body);
   }
 }
 
 export function toErrorBody(exception: unknown): [number, ErrorBody] {
+  const [status, body] = mapError(exception);
+  return [status, capDetails(body)];
+}
+
+function mapError(exception: unknown): [number, ErrorBody] {
   if (exception instanceof RankerError) {
     return [
       exception.status,
@@ -58,15 +68,7 @@ export function toErrorBody(exception: unknown): [number, ErrorBody] {
   if (typeof fastify?.code === 'string' && fastify.code.startsWith('FST_')) {
     const status =
       exception instanceof HttpException ? exception.getStatus() : (fastify.statusCode ?? 400);
-    if (status < 500)
-      return [
-        status,
-        {
-          code: fastifyCode(fastify, status),
-          message: fastify.message,
-          details: [{ path: 'body', message: fastify.message }],
-        },
-      ];
+    if (status < 500) return [status, fastifyBody(fastify, status)];
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
@@ -77,7 +79,7 @@ export function toErrorBody(exception: unknown): [number, ErrorBody] {
         {
           code: response.code,
           message: response.message ?? exception.message,
-          details: response.details ?? [],
+          details: Array.isArray(response.details) ? response.details : [],
         },
       ];
     }
@@ -87,6 +89,41 @@ export function toErrorBody(exception: unknown): [number, ErrorBody] {
   return [500, { code: 'INTERNAL', message: 'internal error', details: [] }];
 }
 
+function abortedBody(error: { code?: string; message: string }): [number, ErrorBody] {
+  const code = error.code ?? error.message;
+  const message = `the client closed the connection before its body arrived (${code})`;
+  return [400, { code: 'REQUEST_ABORTED', message, details: [{ path: 'body', message }] }];
+}
+
+/** At most MAX_ERROR_DETAILS details, whoever built the list; `detailsTotal` keeps the count. */
+function capDetails(body: ErrorBody): ErrorBody {
+  if (body.details.length <= MAX_ERROR_DETAILS) return body;
+  return {
+    ...body,
+    details: body.details.slice(0, MAX_ERROR_DETAILS),
+    detailsTotal: body.details.length,
+  };
+}
+
+function fastifyBody(error: FastifyLikeError, status: number): ErrorBody {
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const message = 'the body must be application/json (UTF-8)';
+    return {
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      message,
+      details: [{ path: 'headers.content-type', message }],
+    };
+  }
+  // The router's refusals concern the URL; every other Fastify 4xx concerns the body.
+  const path =
+    error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'url' : 'body';
+  return {
+    code: fastifyCode(error, status),
+    message: error.message,
+    details: [{ path, message: error.message }],
+  };
+}
+
 function fastifyCode(error: FastifyLikeError, status: number): string {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -94,8 +131,8 @@ function fastifyCode(error: FastifyLikeError, status: number): string {
       return 'MALFORMED_JSON';
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'BODY_TOO_LARGE';
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'UNSUPPORTED_MEDIA_TYPE';
+    case 'FST_ERR_BAD_URL':
+      return 'MALFORMED_URL';
     default:
       return httpCode(status);
   }

@@ -1,14 +1,81 @@
+import { ApiHideProperty, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { FeatureRow } from '@app/features';
 
-/** A rank call as both edges (HTTP, Kafka) hand it to the pipeline after shape validation. */
-export interface RankRequest {
-  user: { id: string; features?: FeatureRow };
+/**
+ * The rank request contract, shared by the HTTP edge, the Kafka edge and the golden check.
+ * These classes are the types the pipeline receives and the schema `/docs` publishes; the
+ * rules themselves are enforced by `validateRankRequest`, by hand, in one pass (see there why).
+ */
+
+export const MAX_ID_LENGTH = 256;
+export const MAX_TIMEOUT_MS = 60_000;
+
+/** OpenAPI schema of a flat feature map: name to string, finite number or boolean. */
+const FEATURE_MAP = {
+  type: 'object' as const,
+  additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+  description:
+    'flat map of feature name to string, finite number or boolean; overrides stored features of the same name',
+};
+
+@ApiSchema({ description: 'unknown fields are refused' })
+export class RankUser {
+  @ApiProperty({ minLength: 1, maxLength: MAX_ID_LENGTH, example: 'u1' })
+  id: string;
+
+  @ApiPropertyOptional({ ...FEATURE_MAP, example: { age: 31 } })
+  features?: FeatureRow;
+}
+
+@ApiSchema({ description: 'unknown fields are refused' })
+export class RankCandidate {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: MAX_ID_LENGTH,
+    example: 'i1',
+    description: 'unique within the request',
+  })
+  id: string;
+
+  @ApiPropertyOptional({ ...FEATURE_MAP, example: { price: 9.99 } })
+  features?: FeatureRow;
+}
+
+/** A rank call as both edges (HTTP, Kafka) hand it to the pipeline after validation. */
+@ApiSchema({ description: 'unknown fields are refused, so a typo (topk) is a 400' })
+export class RankRequest {
+  @ApiProperty({ type: RankUser })
+  user: RankUser;
+
+  @ApiPropertyOptional({ ...FEATURE_MAP, example: { hour: 20, device: 'ios' } })
   context?: FeatureRow;
-  candidates: readonly { id: string; features?: FeatureRow }[];
+
+  @ApiProperty({
+    type: [RankCandidate],
+    minItems: 1,
+    description: 'at most RANK_MAX_CANDIDATES entries',
+  })
+  candidates: readonly RankCandidate[];
+
   /** How many items to return; defaults to the bundle's postprocess.topK. */
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: "defaults to the bundle's postprocess.topK; never more than the candidates",
+  })
   topK?: number;
+
   /** Milliseconds the caller will wait; rows not scored by then are dropped. */
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_TIMEOUT_MS,
+    description: 'rows not scored within this time are dropped and the call fails with 504',
+  })
   timeoutMs?: number;
+
+  /** Set by the edge (the `x-request-id` of the call); never read from the body. */
+  @ApiHideProperty()
   requestId?: string;
 }
 

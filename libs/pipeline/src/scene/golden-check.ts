@@ -1,10 +1,9 @@
-import { BundleInvalidError, ErrorDetail } from '@app/common';
+import { BundleInvalidError, ErrorDetail, RequestInvalidError } from '@app/common';
 import { FeatureRow } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { candidateProblems } from '../request/rank-request-check';
-import { featureMapProblem } from '../request/rank-request.dto';
+import { validateRankRequest } from '../request/rank-request-validation';
 import { Scene } from './scene';
 import { scoreScene } from './scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
@@ -67,18 +66,18 @@ function parseCase(line: string): GoldenCase | string {
   } catch {
     return 'not JSON';
   }
-  const golden = value as Partial<GoldenCase>;
-  if (golden === null || typeof golden !== 'object') return 'not a JSON object';
-  if (typeof golden.user?.id !== 'string') return 'user.id must be a string';
-  for (const [name, features] of [
-    ['user.features', golden.user.features],
-    ['context', golden.context],
-  ] as const) {
-    const problem = features === undefined ? undefined : featureMapProblem(features);
-    if (problem) return `${name} ${problem}`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return 'not a JSON object';
+  // A golden case is a rank request plus its expected scores, checked by the same rules.
+  const request: Record<string, unknown> = { ...value };
+  delete request.expected;
+  try {
+    validateRankRequest(request, Number.MAX_SAFE_INTEGER);
+  } catch (error) {
+    if (!(error instanceof RequestInvalidError)) throw error;
+    return error.details.map((d) => `${d.path}: ${d.message}`).join('; ');
   }
-  const problem = candidateProblems(golden.candidates, Number.MAX_SAFE_INTEGER)[0];
-  if (problem) return `${problem.path}: ${problem.message}`;
+  const golden = value as GoldenCase;
   const candidates = golden.candidates as GoldenCase['candidates'];
   const expected = golden.expected;
   if (
