@@ -4,24 +4,13 @@
  * read the ranker's own event-loop figures over IPC. The load comes from another process.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProbeReading, ToProbe } from './ranker-probe';
+import { freePort } from '../support/free-port';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const LOG_KEPT = 20_000;
-
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 export class RankerProcess {
   private log = '';

@@ -5,43 +5,17 @@
  * store and only then failing. No timing is checked tightly: the bound is half the store's wait.
  */
 import { Logger } from '@nestjs/common';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { redisAnswers } from '../support/redis-ping';
 import { RankerClient } from './ranker-client';
+import { freePort } from '../support/free-port';
+import { startRedis } from '../support/redis-server';
 
 const STORE_WAIT_MS = 10_000;
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
 /** A throwaway redis-server (no persistence) on `port`; resolves once it answers PING. */
-async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { cwd: dir, stdio: 'ignore' },
-  );
-  for (const until = Date.now() + 10_000; Date.now() < until; await sleep(50)) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode})`);
-    if (await redisAnswers(port)) return child;
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not answer on ${port} within 10 s`);
-}
-
 describe('feature fetch within the request deadline (own redis-server, frozen)', () => {
   let dir: string;
   let redis: ChildProcess;

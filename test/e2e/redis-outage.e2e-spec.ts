@@ -7,54 +7,20 @@
 import { Logger } from '@nestjs/common';
 import { readFeatureFile, RedisFeatureWriter, RedisKeys } from '@app/features/testing';
 import Redis from 'ioredis';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { redisAnswers } from '../support/redis-ping';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import { RankerClient } from './ranker-client';
+import { freePort } from '../support/free-port';
+import { startRedis, stopRedis } from '../support/redis-server';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const FEATURES = join(repoRoot, 'models/demo/features.jsonl');
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-const ping = (port: number) => redisAnswers(port);
-
 /** A throwaway redis-server (no persistence) on `port`; resolves once it answers PING. */
-async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { cwd: dir, stdio: 'ignore' },
-  );
-  for (const until = Date.now() + 10_000; Date.now() < until; await sleep(50)) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode})`);
-    if (await ping(port)) return child;
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not answer on ${port} within 10 s`);
-}
-
-async function stopRedis(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((done) => child.once('exit', done));
-  child.kill('SIGKILL');
-  await exited;
-}
-
 /** Seeds the app's key layout (default prefix rk:) from the demo feature file. */
 async function seed(port: number): Promise<number> {
   const client = new Redis(port, '127.0.0.1', { enableAutoPipelining: true });

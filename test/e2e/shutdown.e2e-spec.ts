@@ -6,24 +6,13 @@
  * itself (it does not wait for idle keep-alive connections), logging no error.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../support/free-port';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const CALLERS = 8;
 const CANDIDATES = 3000;
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 interface Outcome {
   sentAt: number;
