@@ -1,8 +1,12 @@
 import { ColumnSpec } from '../bundle/bundle-definition';
 import { numberMap } from './column-math';
 import { FeatureFrame } from './feature-frame';
-import { CROSS_SEPARATOR, FNV_OFFSET_BASIS, fnv1a32 } from './feature-hash';
-import { FeatureValues } from './feature-values';
+import { CROSS_SEPARATOR, FNV_OFFSET_BASIS, fnv1a32 as fnv1a32Export } from './feature-hash';
+import { FeatureValues, TextReader } from './feature-values';
+
+// A re-exported binding is read through a getter chain on every call (tsc and swc both emit
+// one); the hot path calls this local instead.
+const fnv1a32 = fnv1a32Export;
 
 export interface CompiledColumn {
   /** False when the column reads only user/context features: computed once and tiled. */
@@ -12,7 +16,20 @@ export interface CompiledColumn {
   /** Work that depends only on user/context, done once per request before `compute`. */
   prepare?(frame: FeatureFrame): void;
   compute(frame: FeatureFrame, row: number): number;
+  /**
+   * For a column mixing user/context and item features whose item part is one string (a cross
+   * ending in item features, a user/item match): that string, which depends on the item alone
+   * (so it can be kept with the item's row, like item-only values), and the column's value from
+   * it once `prepare` ran. `signature` names the string: columns with equal ones share it.
+   */
+  readonly itemKey?: { signature: string; read: TextReader };
+  /** With `itemKey`, after `prepare`: how the value follows from the key, as data the builder's
+   * own loop applies (a closure call per cell costs several times the hashing itself). */
+  keyRule?(): KeyRule;
 }
+
+/** `fnv1a32(key, seed) % buckets` (a cross), or 1 when the key equals `equals` (a match). */
+export type KeyRule = { seed: number; buckets: number } | { equals: string };
 
 /**
  * Compiles one column spec into a closure over the bundle's feature readers: every value reaches
@@ -53,7 +70,9 @@ function compileOp(
         return h;
       };
       let prefix = FNV_OFFSET_BASIS;
-      return {
+      /** The prefix followed by the separator: where the item part's hash starts. */
+      let prefixSep = FNV_OFFSET_BASIS;
+      const compiled: Omit<CompiledColumn, 'itemOnly'> = {
         perItem,
         prepare: (f) => {
           prefix = FNV_OFFSET_BASIS;
@@ -61,13 +80,45 @@ function compileOp(
             if (j > 0) prefix = fnv1a32(CROSS_SEPARATOR, prefix);
             prefix = fnv1a32(gets[j](f, 0), prefix);
           }
+          prefixSep = fnv1a32(CROSS_SEPARATOR, prefix);
         },
         compute: (f, i) => hashFrom(f, i, fixed, prefix) % buckets,
       };
+      const tail = column.features.slice(fixed);
+      // Leading user/context values, then item values only: the item part is the item values
+      // joined by the separator, and hashing it from prefixSep is hashing the whole.
+      if (fixed > 0 && tail.length > 0 && tail.every((ref) => ref.source === 'item')) {
+        const tailGets = gets.slice(fixed);
+        return {
+          ...compiled,
+          itemKey: {
+            signature: `cross:${tail.map((r) => r.name).join(',')}`,
+            read:
+              tailGets.length === 1
+                ? tailGets[0]
+                : (f, i) => tailGets.map((get) => get(f, i)).join(CROSS_SEPARATOR),
+          },
+          keyRule: () => ({ seed: prefixSep, buckets }),
+        };
+      }
+      return compiled;
     }
     case 'match': {
       const [a, b] = column.features.map((ref) => values.text(ref));
-      return { perItem, compute: (f, i) => (a(f, i) === b(f, i) ? 1 : 0) };
+      const compute = (f: FeatureFrame, i: number) => (a(f, i) === b(f, i) ? 1 : 0);
+      const sources = column.features.map((ref) => ref.source === 'item');
+      if (sources[0] === sources[1]) return { perItem, compute };
+      // One side user/context (read once per request), the other the item's string.
+      const [fixedSide, itemSide] = sources[0] ? [b, a] : [a, b];
+      const itemRef = column.features[sources[0] ? 0 : 1];
+      let fixedText = '';
+      return {
+        perItem,
+        compute,
+        prepare: (f) => (fixedText = fixedSide(f, 0)),
+        itemKey: { signature: `text:${itemRef.name}`, read: itemSide },
+        keyRule: () => ({ equals: fixedText }),
+      };
     }
     default: {
       const get = values.number(column.feature);

@@ -184,6 +184,84 @@ describe('TensorBuilder', () => {
     expect(sparse(single(stored, 'item-y'))[0]).toBe(BigInt(fnv1a32('item-y') % MAX_BUCKETS));
   });
 
+  describe('every path equals each column computed on its own', () => {
+    const ref = (source: 'user' | 'item' | 'context', name: string) => ({ source, name });
+    const paths: ModelInputSpec[] = [
+      {
+        name: 'ids',
+        dtype: 'int64',
+        columns: [
+          // user x item cross (kept item key), its twin (shared key), a cross with two item
+          // values after the user's (joined key), one led by the item (computed per row).
+          { op: 'cross', features: [ref('user', 'id'), ref('item', 'category')], buckets: 997 },
+          {
+            op: 'cross',
+            features: [ref('context', 'device'), ref('item', 'category')],
+            buckets: 13,
+          },
+          {
+            op: 'cross',
+            features: [ref('user', 'id'), ref('item', 'category'), ref('item', 'id')],
+            buckets: MAX_BUCKETS,
+          },
+          { op: 'cross', features: [ref('item', 'category'), ref('user', 'id')], buckets: 1000 },
+          { op: 'hash', feature: ref('item', 'category'), buckets: 50 },
+          { op: 'hash', feature: ref('context', 'device'), buckets: 50 },
+        ],
+      },
+      {
+        name: 'dense',
+        dtype: 'float32',
+        columns: [
+          { op: 'match', features: [ref('context', 'device'), ref('item', 'category')] },
+          { op: 'match', features: [ref('item', 'category'), ref('context', 'device')] },
+          { op: 'log1p', feature: ref('item', 'price') },
+          { op: 'standardize', feature: ref('user', 'age'), mean: 30, std: 5 },
+        ],
+      },
+    ];
+    const pathValues = new FeatureValues(features, paths);
+    const n = 257;
+    const itemIds = Array.from({ length: n }, (_, i) => `it-${i}`);
+    const categories = ['toys', 'books', 'ios', 'bö\u00fccher', ''];
+    const stored = itemIds.map((_, i) =>
+      i % 11 === 0 ? undefined : { category: categories[i % 5], price: i % 7 },
+    );
+    const many: FeatureFrame = {
+      ...frame,
+      context: { device: 'ios' },
+      itemIds,
+      itemRequest: itemIds.map((_, i) =>
+        i % 13 === 0 ? { category: `sent-${i % 3}` } : undefined,
+      ),
+      itemStored: stored,
+    };
+
+    it('on three builds of the same rows (the later ones from kept values)', () => {
+      const builder = new TensorBuilder(paths, pathValues);
+      for (let round = 0; round < 3; round++) {
+        const feeds = builder.build(many);
+        for (const input of paths) {
+          const width = input.columns.length;
+          input.columns.forEach((spec, c) => {
+            const column = compileColumn(spec, pathValues);
+            column.prepare?.(many);
+            for (let row = 0; row < n; row++) {
+              const expected = column.compute(many, row);
+              const got = Number(feeds[input.name].data[row * width + c]);
+              expect([input.name, c, row, got]).toEqual([
+                input.name,
+                c,
+                row,
+                input.dtype === 'float32' ? Math.fround(expected) : expected,
+              ]);
+            }
+          });
+        }
+      }
+    });
+  });
+
   describe('typed values in the built tensors', () => {
     const builder = new TensorBuilder(inputs, values);
     const both = (f: FeatureFrame) => {

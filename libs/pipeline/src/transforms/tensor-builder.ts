@@ -3,110 +3,193 @@ import { InputFeeds } from '@app/scoring';
 import { ModelInputSpec } from '../bundle/bundle-definition';
 import { CompiledColumn, compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
-import { FeatureValues } from './feature-values';
+import { fnv1a32 as fnv1a32Export } from './feature-hash';
+import { FeatureValues, TextReader } from './feature-values';
+import { ItemRowCache, ItemRowValues } from './item-row-cache';
+
+// A re-exported binding is read through a getter on every call: the hot loop calls a local.
+const fnv1a32 = fnv1a32Export;
+
+/** A column by its position in the input, with what its values are made from. */
+interface Placed {
+  col: number;
+  column: CompiledColumn;
+  /** The item-only value slot or item key this column reads; -1 for none. */
+  slot: number;
+}
 
 interface CompiledInput {
   name: string;
   dtype: ModelInputSpec['dtype'];
-  columns: CompiledColumn[];
-  /** Per column: its slot among the item-only values of a row, or -1. */
-  itemSlot: number[];
-}
-
-interface ItemValues {
-  id: string;
-  values: Float64Array;
+  width: number;
+  /** Read only user/context features: one value per request, in every row. */
+  tiled: Placed[];
+  /** Read only item features: one kept value per item row, at these element offsets in a row. */
+  itemCols: Int32Array;
+  /** ... from these slots of the kept values. */
+  itemSlots: Int32Array;
+  /** Mix user/context and one item string (its key): the column's key rule over the kept key. */
+  keyed: Placed[];
+  /** Anything else per item: computed per row. */
+  perRow: Placed[];
 }
 
 /**
- * Writes one model's input tensors straight into typed arrays. Columns that read only user and
- * context features are computed once per request and tiled down the rows. Columns that read
- * only item features are computed once per item row and kept beside that row object (a
- * WeakMap, so they live exactly as long as the cached row): a warm item costs a lookup and a
- * copy, not its hashing again.
+ * Writes one model's input tensors straight into typed arrays, with as little work per row as
+ * the columns allow. Columns that read only user and context features are computed once per
+ * request: they form a template row, and the template fills the whole tensor by block copies.
+ * What depends on the item alone (item-only column values, and the item strings of user x item
+ * crosses and matches) is computed once per item row and kept beside that row object (see
+ * ItemRowCache), so a warm item costs a lookup and a few writes, not its hashing again; a cross
+ * then only continues the request's user-side hash over the kept string.
  */
 export class TensorBuilder {
   private readonly inputs: CompiledInput[];
   private readonly itemColumns: CompiledColumn[] = [];
-  private readonly itemValues = new WeakMap<FeatureRow, ItemValues>();
+  private readonly keyReaders: TextReader[] = [];
+  private readonly cache: ItemRowCache;
 
   /** `values`: the bundle's feature readers, shared by all its models. */
   constructor(inputs: readonly ModelInputSpec[], values: FeatureValues) {
+    const keySlots = new Map<string, number>();
     this.inputs = inputs.map((input) => {
-      const columns = input.columns.map((column) => compileColumn(column, values));
-      const itemSlot = columns.map((c) =>
-        c.perItem && c.itemOnly ? this.itemColumns.push(c) - 1 : -1,
-      );
-      return { name: input.name, dtype: input.dtype, columns, itemSlot };
+      const compiled: CompiledInput = {
+        name: input.name,
+        dtype: input.dtype,
+        width: input.columns.length,
+        tiled: [],
+        itemCols: new Int32Array(0),
+        itemSlots: new Int32Array(0),
+        keyed: [],
+        perRow: [],
+      };
+      const stride = input.dtype === 'int64' ? 2 : 1;
+      const itemOnly: Placed[] = [];
+      input.columns.forEach((spec, col) => {
+        const column = compileColumn(spec, values);
+        if (!column.perItem) compiled.tiled.push({ col, column, slot: -1 });
+        else if (column.itemOnly) {
+          itemOnly.push({ col, column, slot: this.itemColumns.push(column) - 1 });
+        } else if (column.itemKey && column.keyRule) {
+          const { signature, read } = column.itemKey;
+          let slot = keySlots.get(signature);
+          if (slot === undefined) keySlots.set(signature, (slot = this.keyReaders.push(read) - 1));
+          compiled.keyed.push({ col, column, slot });
+        } else compiled.perRow.push({ col, column, slot: -1 });
+      });
+      compiled.itemCols = Int32Array.from(itemOnly, (p) => p.col * stride);
+      compiled.itemSlots = Int32Array.from(itemOnly, (p) => p.slot);
+      return compiled;
     });
+    this.cache = new ItemRowCache(this.itemColumns, this.keyReaders);
   }
 
   build(frame: FeatureFrame): InputFeeds {
     const rows = frame.itemIds.length;
-    for (const input of this.inputs) for (const column of input.columns) column.prepare?.(frame);
-    const items = this.itemColumns.length > 0 ? this.itemOnlyValues(frame) : undefined;
+    for (const input of this.inputs) {
+      for (const { column } of input.tiled) column.prepare?.(frame);
+      for (const { column } of input.keyed) column.prepare?.(frame);
+      for (const { column } of input.perRow) column.prepare?.(frame);
+    }
+    const kept = this.itemRows(frame, rows);
+    const keys = this.keyReaders.map((_, slot) => distinctKeys(kept, slot));
     const feeds: InputFeeds = {};
     for (const input of this.inputs) {
-      const width = input.columns.length;
       if (input.dtype === 'float32') {
-        const data = new Float32Array(rows * width);
-        this.fill(input, frame, rows, data, 1, items);
-        feeds[input.name] = { dtype: 'float32', data, dims: [rows, width] };
+        const data = new Float32Array(rows * input.width);
+        this.fill(input, frame, kept, keys, data, 1);
+        feeds[input.name] = { dtype: 'float32', data, dims: [rows, input.width] };
       } else {
         // Ids are non-negative and below 2^31: writing the low words through an Int32Array view
         // is much faster than BigInt per element, and the fresh buffer's high words are already 0.
-        const data = new BigInt64Array(rows * width);
-        this.fill(input, frame, rows, new Int32Array(data.buffer), 2, items);
-        feeds[input.name] = { dtype: 'int64', data, dims: [rows, width] };
+        const data = new BigInt64Array(rows * input.width);
+        this.fill(input, frame, kept, keys, new Int32Array(data.buffer), 2);
+        feeds[input.name] = { dtype: 'int64', data, dims: [rows, input.width] };
       }
     }
     return feeds;
   }
 
-  /** rows x item-only columns, from each row's kept values where its row object is unchanged. */
-  private itemOnlyValues(frame: FeatureFrame): Float64Array {
-    const slots = this.itemColumns.length;
-    const out = new Float64Array(frame.itemIds.length * slots);
-    for (let r = 0; r < frame.itemIds.length; r++) {
-      const stored = frame.itemStored[r];
+  /** Each row's item-only values and item keys: kept ones where the row object is unchanged. */
+  private itemRows(frame: FeatureFrame, rows: number): ItemRowValues[] {
+    const kept = new Array<ItemRowValues>(rows);
+    if (this.itemColumns.length === 0 && this.keyReaders.length === 0) return kept;
+    for (let r = 0; r < rows; r++) {
+      const stored: FeatureRow | undefined = frame.itemStored[r];
       // Request-supplied features change the values: those rows are computed, never kept.
-      if (stored === undefined || frame.itemRequest[r] !== undefined) {
-        for (let s = 0; s < slots; s++) out[r * slots + s] = this.itemColumns[s].compute(frame, r);
-        continue;
-      }
-      let kept = this.itemValues.get(stored);
-      if (kept === undefined || kept.id !== frame.itemIds[r]) {
-        const values = new Float64Array(slots);
-        for (let s = 0; s < slots; s++) values[s] = this.itemColumns[s].compute(frame, r);
-        kept = { id: frame.itemIds[r], values };
-        this.itemValues.set(stored, kept);
-      }
-      out.set(kept.values, r * slots);
+      kept[r] =
+        stored === undefined || frame.itemRequest[r] !== undefined
+          ? this.cache.compute(frame, r)
+          : this.cache.get(stored, frame, r);
     }
-    return out;
+    return kept;
   }
 
   private fill(
     input: CompiledInput,
     frame: FeatureFrame,
-    rows: number,
+    kept: readonly ItemRowValues[],
+    keys: readonly DistinctKeys[],
     out: Float32Array | Int32Array,
     stride: number,
-    items: Float64Array | undefined,
   ): void {
-    const width = input.columns.length;
-    const slots = this.itemColumns.length;
-    for (let c = 0; c < width; c++) {
-      const column = input.columns[c];
-      const slot = input.itemSlot[c];
-      if (slot >= 0 && items) {
-        for (let r = 0; r < rows; r++) out[(r * width + c) * stride] = items[r * slots + slot];
-      } else if (column.perItem) {
-        for (let r = 0; r < rows; r++) out[(r * width + c) * stride] = column.compute(frame, r);
+    const rows = frame.itemIds.length;
+    if (rows === 0) return;
+    const rowLength = input.width * stride;
+    // Row 0 is the template; doubling block copies fill the rest.
+    for (const { col, column } of input.tiled) out[col * stride] = column.compute(frame, 0);
+    for (let filled = 1; filled < rows; filled *= 2) {
+      const count = Math.min(filled, rows - filled);
+      out.copyWithin(filled * rowLength, 0, count * rowLength);
+    }
+    const { itemCols, itemSlots } = input;
+    if (itemCols.length > 0) {
+      for (let r = 0, base = 0; r < rows; r++, base += rowLength) {
+        const values = kept[r].values;
+        for (let j = 0; j < itemCols.length; j++) out[base + itemCols[j]] = values[itemSlots[j]];
+      }
+    }
+    for (const { col, column, slot } of input.keyed) {
+      const { distinct, index } = keys[slot];
+      // Keys repeat (a few hundred categories under thousands of items): each distinct one is
+      // hashed or compared once per request, and the rows copy its value.
+      const rule = column.keyRule!();
+      const byKey = new Float64Array(distinct.length);
+      if ('equals' in rule) {
+        for (let k = 0; k < distinct.length; k++) byKey[k] = distinct[k] === rule.equals ? 1 : 0;
       } else {
-        const value = column.compute(frame, 0);
-        for (let r = 0; r < rows; r++) out[(r * width + c) * stride] = value;
+        for (let k = 0; k < distinct.length; k++) {
+          byKey[k] = fnv1a32(distinct[k], rule.seed) % rule.buckets;
+        }
+      }
+      for (let r = 0, at = col * stride; r < rows; r++, at += rowLength) out[at] = byKey[index[r]];
+    }
+    for (const { col, column } of input.perRow) {
+      for (let r = 0, at = col * stride; r < rows; r++, at += rowLength) {
+        out[at] = column.compute(frame, r);
       }
     }
   }
+}
+
+/** The distinct values of one item key in a request, and each row's index among them. */
+interface DistinctKeys {
+  distinct: string[];
+  index: Int32Array;
+}
+
+function distinctKeys(kept: readonly ItemRowValues[], slot: number): DistinctKeys {
+  const seen = new Map<string, number>();
+  const distinct: string[] = [];
+  const index = new Int32Array(kept.length);
+  for (let r = 0; r < kept.length; r++) {
+    const key = kept[r].keys[slot];
+    let k = seen.get(key);
+    if (k === undefined) {
+      k = distinct.push(key) - 1;
+      seen.set(key, k);
+    }
+    index[r] = k;
+  }
+  return { distinct, index };
 }
