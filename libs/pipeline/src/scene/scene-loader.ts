@@ -7,6 +7,7 @@ import { compileFusion } from '../fusion/fusion-compiler';
 import { Scene, SceneModel } from './scene';
 import { resolveFusionInputs, scoreScene } from './scene-scorer';
 import { FeatureValues } from '../transforms/feature-values';
+import { ItemRowCache } from '../transforms/item-row-cache';
 import { TensorBuilder } from '../transforms/tensor-builder';
 import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
 import { readBundleSpec } from '../bundle/bundle-schema';
@@ -63,15 +64,17 @@ export async function loadBundle(
     }
     if (errors.length > 0) throw new BundleInvalidError(dir, errors);
     // One set of feature readers for the bundle: a value overflowing any model's float column
-    // is refused for every model, so all of them see the same features.
+    // is refused for every model, so all of them see the same features. One item side too:
+    // what the models read alike of each item is computed, kept and looked up once.
     const values = new FeatureValues(
       spec.features,
       spec.models.flatMap((m) => m.inputs),
     );
+    const items = new ItemRowCache();
     const models: SceneModel[] = checked.map(({ model, id }) => ({
       name: model.name,
       id,
-      tensors: new TensorBuilder(model.inputs, values),
+      tensors: new TensorBuilder(model.inputs, values, items),
       outputs: model.outputs,
     }));
     const fusion = compileFusion(spec.fusion);

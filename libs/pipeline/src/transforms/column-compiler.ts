@@ -20,7 +20,8 @@ export interface CompiledColumn {
    * For a column mixing user/context and item features whose item part is one string (a cross
    * ending in item features, a user/item match): that string, which depends on the item alone
    * (so it can be kept with the item's row, like item-only values), and the column's value from
-   * it once `prepare` ran. `signature` names the string: columns with equal ones share it.
+   * it once `prepare` ran. `signature` names the string (the item features it is made of):
+   * columns with equal ones share it, across the models of a bundle too.
    */
   readonly itemKey?: { signature: string; read: TextReader };
   /** With `itemKey`, after `prepare`: how the value follows from the key, as data the builder's
@@ -92,7 +93,7 @@ function compileOp(
         return {
           ...compiled,
           itemKey: {
-            signature: `cross:${tail.map((r) => r.name).join(',')}`,
+            signature: tail.map((r) => `item.${r.name}`).join(','),
             read:
               tailGets.length === 1
                 ? tailGets[0]
@@ -116,7 +117,7 @@ function compileOp(
         perItem,
         compute,
         prepare: (f) => (fixedText = fixedSide(f, 0)),
-        itemKey: { signature: `text:${itemRef.name}`, read: itemSide },
+        itemKey: { signature: `item.${itemRef.name}`, read: itemSide },
         keyRule: () => ({ equals: fixedText }),
       };
     }

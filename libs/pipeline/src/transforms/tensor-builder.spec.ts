@@ -3,6 +3,8 @@ import { compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { fnv1a32 } from './feature-hash';
 import { FeatureValues } from './feature-values';
+import { InputFeeds } from '@app/scoring';
+import { ItemRowCache } from './item-row-cache';
 import { TensorBuilder } from './tensor-builder';
 
 const features: BundleSpec['features'] = {
@@ -237,28 +239,44 @@ describe('TensorBuilder', () => {
       itemStored: stored,
     };
 
+    /** Every cell of `feeds` equals the column computed on its own. */
+    const expectCells = (specs: ModelInputSpec[], feeds: InputFeeds) => {
+      for (const input of specs) {
+        const width = input.columns.length;
+        input.columns.forEach((spec, c) => {
+          const column = compileColumn(spec, pathValues);
+          column.prepare?.(many);
+          for (let row = 0; row < n; row++) {
+            const expected = column.compute(many, row);
+            const got = Number(feeds[input.name].data[row * width + c]);
+            expect([input.name, c, row, got]).toEqual([
+              input.name,
+              c,
+              row,
+              input.dtype === 'float32' ? Math.fround(expected) : expected,
+            ]);
+          }
+        });
+      }
+    };
+
+    it('for two models sharing one item side (other bucket counts, same keys)', () => {
+      const other: ModelInputSpec[] = paths.map((input) => ({
+        ...input,
+        columns: input.columns.map((c) => ('buckets' in c ? { ...c, buckets: c.buckets - 1 } : c)),
+      }));
+      const items = new ItemRowCache();
+      const first = new TensorBuilder(paths, pathValues, items);
+      const second = new TensorBuilder(other, pathValues, items);
+      for (let round = 0; round < 2; round++) {
+        expectCells(paths, first.build(many));
+        expectCells(other, second.build(many));
+      }
+    });
+
     it('on three builds of the same rows (the later ones from kept values)', () => {
       const builder = new TensorBuilder(paths, pathValues);
-      for (let round = 0; round < 3; round++) {
-        const feeds = builder.build(many);
-        for (const input of paths) {
-          const width = input.columns.length;
-          input.columns.forEach((spec, c) => {
-            const column = compileColumn(spec, pathValues);
-            column.prepare?.(many);
-            for (let row = 0; row < n; row++) {
-              const expected = column.compute(many, row);
-              const got = Number(feeds[input.name].data[row * width + c]);
-              expect([input.name, c, row, got]).toEqual([
-                input.name,
-                c,
-                row,
-                input.dtype === 'float32' ? Math.fround(expected) : expected,
-              ]);
-            }
-          });
-        }
-      }
+      for (let round = 0; round < 3; round++) expectCells(paths, builder.build(many));
     });
   });
 

@@ -1,11 +1,10 @@
-import { FeatureRow } from '@app/features';
 import { InputFeeds } from '@app/scoring';
 import { ModelInputSpec } from '../bundle/bundle-definition';
 import { CompiledColumn, compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { fnv1a32 as fnv1a32Export } from './feature-hash';
-import { FeatureValues, TextReader } from './feature-values';
-import { ItemRowCache, ItemRowValues } from './item-row-cache';
+import { FeatureValues } from './feature-values';
+import { DistinctKeys, ItemRowCache, ItemRowValues } from './item-row-cache';
 
 // A re-exported binding is read through a getter on every call: the hot loop calls a local.
 const fnv1a32 = fnv1a32Export;
@@ -45,13 +44,16 @@ interface CompiledInput {
  */
 export class TensorBuilder {
   private readonly inputs: CompiledInput[];
-  private readonly itemColumns: CompiledColumn[] = [];
-  private readonly keyReaders: TextReader[] = [];
-  private readonly cache: ItemRowCache;
 
-  /** `values`: the bundle's feature readers, shared by all its models. */
-  constructor(inputs: readonly ModelInputSpec[], values: FeatureValues) {
-    const keySlots = new Map<string, number>();
+  /**
+   * `values`: the bundle's feature readers; `items`: the bundle's item side. Both are shared by
+   * all the models of a bundle, so what they read alike is read once per request.
+   */
+  constructor(
+    inputs: readonly ModelInputSpec[],
+    values: FeatureValues,
+    private readonly items = new ItemRowCache(),
+  ) {
     this.inputs = inputs.map((input) => {
       const compiled: CompiledInput = {
         name: input.name,
@@ -69,19 +71,16 @@ export class TensorBuilder {
         const column = compileColumn(spec, values);
         if (!column.perItem) compiled.tiled.push({ col, column, slot: -1 });
         else if (column.itemOnly) {
-          itemOnly.push({ col, column, slot: this.itemColumns.push(column) - 1 });
+          itemOnly.push({ col, column, slot: items.columnSlot(spec, column) });
         } else if (column.itemKey && column.keyRule) {
           const { signature, read } = column.itemKey;
-          let slot = keySlots.get(signature);
-          if (slot === undefined) keySlots.set(signature, (slot = this.keyReaders.push(read) - 1));
-          compiled.keyed.push({ col, column, slot });
+          compiled.keyed.push({ col, column, slot: items.keySlot(signature, read) });
         } else compiled.perRow.push({ col, column, slot: -1 });
       });
       compiled.itemCols = Int32Array.from(itemOnly, (p) => p.col * stride);
       compiled.itemSlots = Int32Array.from(itemOnly, (p) => p.slot);
       return compiled;
     });
-    this.cache = new ItemRowCache(this.itemColumns, this.keyReaders);
   }
 
   build(frame: FeatureFrame): InputFeeds {
@@ -91,8 +90,7 @@ export class TensorBuilder {
       for (const { column } of input.keyed) column.prepare?.(frame);
       for (const { column } of input.perRow) column.prepare?.(frame);
     }
-    const kept = this.itemRows(frame, rows);
-    const keys = this.keyReaders.map((_, slot) => distinctKeys(kept, slot));
+    const { rows: kept, keys } = this.items.forRequest(frame);
     const feeds: InputFeeds = {};
     for (const input of this.inputs) {
       if (input.dtype === 'float32') {
@@ -108,21 +106,6 @@ export class TensorBuilder {
       }
     }
     return feeds;
-  }
-
-  /** Each row's item-only values and item keys: kept ones where the row object is unchanged. */
-  private itemRows(frame: FeatureFrame, rows: number): ItemRowValues[] {
-    const kept = new Array<ItemRowValues>(rows);
-    if (this.itemColumns.length === 0 && this.keyReaders.length === 0) return kept;
-    for (let r = 0; r < rows; r++) {
-      const stored: FeatureRow | undefined = frame.itemStored[r];
-      // Request-supplied features change the values: those rows are computed, never kept.
-      kept[r] =
-        stored === undefined || frame.itemRequest[r] !== undefined
-          ? this.cache.compute(frame, r)
-          : this.cache.get(stored, frame, r);
-    }
-    return kept;
   }
 
   private fill(
@@ -170,26 +153,4 @@ export class TensorBuilder {
       }
     }
   }
-}
-
-/** The distinct values of one item key in a request, and each row's index among them. */
-interface DistinctKeys {
-  distinct: string[];
-  index: Int32Array;
-}
-
-function distinctKeys(kept: readonly ItemRowValues[], slot: number): DistinctKeys {
-  const seen = new Map<string, number>();
-  const distinct: string[] = [];
-  const index = new Int32Array(kept.length);
-  for (let r = 0; r < kept.length; r++) {
-    const key = kept[r].keys[slot];
-    let k = seen.get(key);
-    if (k === undefined) {
-      k = distinct.push(key) - 1;
-      seen.set(key, k);
-    }
-    index[r] = k;
-  }
-  return { distinct, index };
 }
