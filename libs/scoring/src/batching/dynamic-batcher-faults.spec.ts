@@ -11,9 +11,7 @@ import {
 import { BatchingOptions } from '../model-options';
 import { OutputTensors } from '../tensor-types';
 import { BatcherEvents, DynamicBatcher } from './dynamic-batcher';
-import { FakeBatchPool, flush, numberedFeeds } from './fake-batch-pool';
-
-const FOREVER_MICROS = 600_000_000;
+import { FakeBatchPool, flush, numberedFeeds, specBatching } from './fake-batch-pool';
 
 function setUp(instances: number, options: Partial<BatchingOptions> = {}) {
   const pool = new FakeBatchPool(instances);
@@ -25,14 +23,7 @@ function setUp(instances: number, options: Partial<BatchingOptions> = {}) {
   };
   const batcher = new DynamicBatcher(
     'm',
-    {
-      enabled: true,
-      maxBatchRows: 100,
-      maxQueueDelayMicros: FOREVER_MICROS,
-      preferredBatchRows: [],
-      maxQueueRows: 1_000,
-      ...options,
-    },
+    specBatching({ maxQueueRows: 1_000, ...options }),
     pool,
     events,
   );

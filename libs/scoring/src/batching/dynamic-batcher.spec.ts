@@ -5,9 +5,8 @@
 import { BatchingOptions } from '../model-options';
 import { OutputTensors } from '../tensor-types';
 import { DynamicBatcher, MIN_SPLIT_ROWS } from './dynamic-batcher';
-import { FakeBatchPool, batchRows, flush, numberedFeeds } from './fake-batch-pool';
+import { FakeBatchPool, batchRows, flush, numberedFeeds, specBatching } from './fake-batch-pool';
 
-const FOREVER_MICROS = 600_000_000;
 const events = {
   dispatched: () => undefined,
   completed: () => undefined,
@@ -16,19 +15,7 @@ const events = {
 
 function setUp(instances: number, options: Partial<BatchingOptions> = {}) {
   const pool = new FakeBatchPool(instances);
-  const batcher = new DynamicBatcher(
-    'm',
-    {
-      enabled: true,
-      maxBatchRows: 100,
-      maxQueueDelayMicros: FOREVER_MICROS,
-      preferredBatchRows: [],
-      maxQueueRows: 100_000,
-      ...options,
-    },
-    pool,
-    events,
-  );
+  const batcher = new DynamicBatcher('m', specBatching(options), pool, events);
   let next = 0;
   /** Submits `rows` rows numbered after all earlier ones; resolves to the output's row numbers. */
   const submit = (rows: number) => {

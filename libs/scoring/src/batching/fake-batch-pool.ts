@@ -1,3 +1,4 @@
+import { BatchingOptions } from '../model-options';
 import { InputFeeds } from '../tensor-types';
 import { BatchPool, BatchResult } from '../worker/batch-pool';
 import { WireTensor } from '../worker/worker-protocol';
@@ -119,4 +120,19 @@ export function batchRows(batch: FakeBatch): number[] {
 /** Lets promise callbacks (batch results, rejections) run. */
 export async function flush(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
+}
+
+/**
+ * Batching options for policy specs: batches of at most 100 rows, a queue delay that never runs
+ * out (a spec cuts batches by size or with fake timers), and `overrides`.
+ */
+export function specBatching(overrides: Partial<BatchingOptions> = {}): BatchingOptions {
+  return {
+    enabled: true,
+    maxBatchRows: 100,
+    maxQueueDelayMicros: 600_000_000,
+    preferredBatchRows: [],
+    maxQueueRows: 100_000,
+    ...overrides,
+  };
 }
