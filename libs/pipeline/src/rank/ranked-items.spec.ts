@@ -1,4 +1,5 @@
-import { countNonFinite, rankedItems } from './ranked-items';
+import fc from 'fast-check';
+import { bestIndices, countNonFinite, rankedItems } from './ranked-items';
 
 describe('rankedItems', () => {
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -28,5 +29,23 @@ describe('rankedItems', () => {
   it('counts the non-finite scores', () => {
     expect(countNonFinite(Float32Array.from([NaN, 1, Infinity, -Infinity, 0]))).toBe(3);
     expect(countNonFinite(new Float32Array(0))).toBe(0);
+  });
+
+  it('selects the same top k as sorting everything, for any scores and k (property)', () => {
+    const score = fc.oneof(
+      fc.constantFrom(NaN, Infinity, -Infinity, 0, 0.5, 1),
+      fc.float({ noNaN: false }),
+    );
+    fc.assert(
+      fc.property(fc.array(score, { maxLength: 400, size: 'max' }), fc.nat(120), (values, k) => {
+        const scores = Float32Array.from(values);
+        const keys = Float64Array.from(scores, (v) => (Number.isFinite(v) ? v : -Infinity));
+        const sorted = Array.from({ length: keys.length }, (_, i) => i).sort(
+          (a, b) => keys[b] - keys[a] || a - b,
+        );
+        expect(bestIndices(keys, k)).toEqual(sorted.slice(0, k));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
