@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { countNonFinite } from '@app/common';
 import { DynamicBatcher } from './batching/dynamic-batcher';
 import { checkFeeds } from './model-input-check';
 import { ModelLoadOptions, resolveModelOptions } from './model-options';
@@ -132,10 +133,4 @@ function emptyOutputs(metadata: ModelMetadata): OutputTensors {
     outputs[name] = { data: new Float32Array(0), dims: [0, ...tail] };
   }
   return outputs;
-}
-
-function countNonFinite(values: Float32Array): number {
-  let bad = 0;
-  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i])) bad++;
-  return bad;
 }

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DeadlineExceededError, ThrottledWarnings } from '@app/common';
+import { countNonFinite, DeadlineExceededError, ThrottledWarnings } from '@app/common';
 import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
@@ -9,7 +9,7 @@ import { scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { RankRequest, RankResult } from '../request/rank-request';
 import { badValueReport } from './bad-value-report';
-import { countNonFinite, rankedItems } from './ranked-items';
+import { rankedItems } from './ranked-items';
 
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()

@@ -65,10 +65,3 @@ export function bestIndices(keys: Float64Array, k: number): number[] {
   }
   return Array.from(heap).sort(better);
 }
-
-/** Candidates whose fused score is NaN or infinite. */
-export function countNonFinite(scores: Float32Array): number {
-  let count = 0;
-  for (let i = 0; i < scores.length; i++) if (!Number.isFinite(scores[i])) count++;
-  return count;
-}
