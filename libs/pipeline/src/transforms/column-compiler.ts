@@ -24,13 +24,12 @@ export interface CompiledColumn {
    * columns with equal ones share it, across the models of a bundle too.
    */
   readonly itemKey?: { signature: string; read: TextReader };
-  /** With `itemKey`, after `prepare`: how the value follows from the key, as data the builder's
-   * own loop applies (a closure call per cell costs several times the hashing itself). */
-  keyRule?(): KeyRule;
+  /**
+   * With `itemKey`, after `prepare`: the column's value for each of a request's distinct keys,
+   * in one loop (a closure call per cell cost several times the hashing itself).
+   */
+  keyValues?(keys: readonly string[]): Float64Array;
 }
-
-/** `fnv1a32(key, seed) % buckets` (a cross), or 1 when the key equals `equals` (a match). */
-export type KeyRule = { seed: number; buckets: number } | { equals: string };
 
 /**
  * Compiles one column spec into a closure over the bundle's feature readers: every value reaches
@@ -99,7 +98,11 @@ function compileOp(
                 ? tailGets[0]
                 : (f, i) => tailGets.map((get) => get(f, i)).join(CROSS_SEPARATOR),
           },
-          keyRule: () => ({ seed: prefixSep, buckets }),
+          keyValues: (keys) => {
+            const out = new Float64Array(keys.length);
+            for (let k = 0; k < keys.length; k++) out[k] = fnv1a32(keys[k], prefixSep) % buckets;
+            return out;
+          },
         };
       }
       return compiled;
@@ -118,7 +121,7 @@ function compileOp(
         compute,
         prepare: (f) => (fixedText = fixedSide(f, 0)),
         itemKey: { signature: `item.${itemRef.name}`, read: itemSide },
-        keyRule: () => ({ equals: fixedText }),
+        keyValues: (keys) => Float64Array.from(keys, (key) => (key === fixedText ? 1 : 0)),
       };
     }
     default: {

@@ -2,12 +2,8 @@ import { InputFeeds } from '@app/scoring';
 import { ModelInputSpec } from '../bundle/bundle-definition';
 import { CompiledColumn, compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
-import { fnv1a32 as fnv1a32Export } from './feature-hash';
 import { FeatureValues } from './feature-values';
 import { DistinctKeys, ItemRowCache, ItemRowValues } from './item-row-cache';
-
-// A re-exported binding is read through a getter on every call: the hot loop calls a local.
-const fnv1a32 = fnv1a32Export;
 
 /** A column by its position in the input, with what its values are made from. */
 interface Placed {
@@ -27,7 +23,7 @@ interface CompiledInput {
   itemCols: Int32Array;
   /** ... from these slots of the kept values. */
   itemSlots: Int32Array;
-  /** Mix user/context and one item string (its key): the column's key rule over the kept key. */
+  /** Mix user/context and one item string (its key): the column's value of the kept key. */
   keyed: Placed[];
   /** Anything else per item: computed per row. */
   perRow: Placed[];
@@ -72,7 +68,7 @@ export class TensorBuilder {
         if (!column.perItem) compiled.tiled.push({ col, column, slot: -1 });
         else if (column.itemOnly) {
           itemOnly.push({ col, column, slot: items.columnSlot(spec, column) });
-        } else if (column.itemKey && column.keyRule) {
+        } else if (column.itemKey && column.keyValues) {
           const { signature, read } = column.itemKey;
           compiled.keyed.push({ col, column, slot: items.keySlot(signature, read) });
         } else compiled.perRow.push({ col, column, slot: -1 });
@@ -136,15 +132,7 @@ export class TensorBuilder {
       const { distinct, index } = keys[slot];
       // Keys repeat (a few hundred categories under thousands of items): each distinct one is
       // hashed or compared once per request, and the rows copy its value.
-      const rule = column.keyRule!();
-      const byKey = new Float64Array(distinct.length);
-      if ('equals' in rule) {
-        for (let k = 0; k < distinct.length; k++) byKey[k] = distinct[k] === rule.equals ? 1 : 0;
-      } else {
-        for (let k = 0; k < distinct.length; k++) {
-          byKey[k] = fnv1a32(distinct[k], rule.seed) % rule.buckets;
-        }
-      }
+      const byKey = column.keyValues!(distinct);
       for (let r = 0, at = col * stride; r < rows; r++, at += rowLength) out[at] = byKey[index[r]];
     }
     for (const { col, column } of input.perRow) {
