@@ -16,4 +16,15 @@ export class ScoringConfig {
   @Min(1)
   @Max(64)
   SCORING_DEFAULT_INSTANCES = availableParallelism();
+
+  /**
+   * Nice value of the model worker threads (0: same as the event loop). Inference threads run
+   * below the event-loop thread, so when both want a core the request's own work (parsing,
+   * features, tensors, answering) goes first: the event loop is not descheduled for a batch that
+   * can wait a millisecond. Linux sets it per thread, so the main thread keeps its priority.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(19)
+  SCORING_WORKER_NICE = 10;
 }

@@ -14,7 +14,7 @@ import {
   WorkerCrashedError,
 } from '@app/common';
 import { Logger } from '@nestjs/common';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,18 @@ const MODEL = join(__dirname, '../../../models/feed/v1/ctr.onnx');
 const FOREVER_MICROS = 600_000_000;
 /** Bound on awaits that must not hang (a hang fails the test instead of timing it out). */
 const BOUND_MS = 20_000;
+
+/** Nice value of each thread of this process, by thread id (Linux /proc). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // Fields after the command name: state is field 3, nice field 19 (proc(5)).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    nices.set(Number(tid), Number(fields[16]));
+  }
+  return nices;
+}
 
 /** Random CTR-model feeds (26 ids in [0, 1000), 13 floats in [-1, 1)), reproducible by seed. */
 function ctrFeeds(rows: number, seed: number): InputFeeds {
@@ -164,6 +176,25 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
 
   afterEach(async () => {
     await engine.onApplicationShutdown();
+  });
+
+  describe('thread priority', () => {
+    it('runs each worker thread at SCORING_WORKER_NICE and leaves the event-loop thread as it was', async () => {
+      const before = threadNices().get(process.pid);
+      const niced = new WorkerScoringEngine(
+        Object.assign(new ScoringConfig(), { SCORING_WORKER_NICE: 7 }),
+      );
+      try {
+        await niced.load({ id: 'niced', file: MODEL, instances: 2 });
+        const nices = threadNices();
+        expect(nices.get(process.pid)).toBe(before);
+        // Each worker, and any thread onnxruntime started for its session, is at 7.
+        expect([...nices.values()].filter((n) => n === 7).length).toBeGreaterThanOrEqual(2);
+        expect(await bounded(niced.score('niced', ctrFeeds(5, 3)), 'score')).toBeDefined();
+      } finally {
+        await niced.onApplicationShutdown();
+      }
+    });
   });
 
   describe('results', () => {

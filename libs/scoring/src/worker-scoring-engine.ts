@@ -43,6 +43,7 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
       full,
       () => this.metrics?.workerRestarts.inc(labels),
       this.budget,
+      this.config.SCORING_WORKER_NICE,
     );
     const batcher = new DynamicBatcher(options.id, full.batching, pool, this.events(labels));
     let started;

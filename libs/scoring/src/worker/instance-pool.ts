@@ -31,6 +31,8 @@ export class InstancePool implements BatchPool {
     private readonly onRestart: () => void,
     /** Shared by every model's pool; a slot freed by any of them may let this one run. */
     readonly budget: CoreBudget,
+    /** Nice value of the worker threads (SCORING_WORKER_NICE). */
+    private readonly nice = 0,
   ) {
     this.unsubscribeBudget = budget.subscribe(() => this.notify());
   }
@@ -127,7 +129,12 @@ export class InstancePool implements BatchPool {
   private spawn(): ModelInstance {
     const instance = new ModelInstance(
       this.options.id,
-      { file: this.options.file, session: this.options.session, warmup: this.options.warmup },
+      {
+        file: this.options.file,
+        session: this.options.session,
+        warmup: this.options.warmup,
+        nice: this.nice,
+      },
       (dead, error) => this.replace(dead, error),
       (idle) => {
         if (!this.releaseSlot(idle)) this.notify();

@@ -4,6 +4,7 @@
  * on the event-loop thread. Imports stay relative (no @app aliases): this file is loaded by a
  * bare Worker.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { readModelMetadata } from '../onnx-metadata';
@@ -80,6 +81,9 @@ function toWire(value: Tensor): WireTensor {
 }
 
 async function main(): Promise<void> {
+  // First, so that threads onnxruntime starts for this session inherit it. On Linux a nice value
+  // belongs to a thread: this lowers this worker only, never the event loop.
+  if (init.nice > 0) setPriority(0, init.nice);
   let created;
   try {
     created = await createSession();

@@ -6,6 +6,8 @@ export interface WorkerInit {
   file: string;
   session: SessionOptions;
   warmup: WarmupOptions;
+  /** Nice value the thread sets on itself before creating its session (0: leave it). */
+  nice: number;
 }
 
 /** A tensor as it crosses threads: a whole plain ArrayBuffer, transferred, never copied. */
