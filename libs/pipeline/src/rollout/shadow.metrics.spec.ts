@@ -8,15 +8,13 @@ describe('ShadowMetrics', () => {
     return { registry, metrics: new ShadowMetrics(registry) };
   };
   const labels = 'scene="feed",version="v5",primary="v1"';
+  /** rho 0.8, overlap 1, |delta| mean 0.08 and max 0.1 (see shadow-comparison.spec.ts). */
+  const twoPairsSwapped = () =>
+    compareShadow([0.9, 0.8, 0.7, 0.6, 0.5], [0.8, 0.9, 0.7, 0.5, 0.6], 5);
 
   it('records each comparison in histograms per scene, shadow version and primary version', async () => {
     const { registry, metrics } = setup();
-    metrics.record(
-      'feed',
-      'v5',
-      'v1',
-      compareShadow([0.9, 0.8, 0.7, 0.6, 0.5], [0.8, 0.9, 0.7, 0.5, 0.6], 5),
-    );
+    metrics.record('feed', 'v5', 'v1', twoPairsSwapped());
     metrics.record('feed', 'v5', 'v1', compareShadow([5, 4, 3, 2, 1], [1, 2, 3, 4, 5], 2));
     const text = await registry.metrics();
     expect(text).toContain(`ranker_shadow_comparisons_total{${labels}} 2`);
@@ -36,12 +34,7 @@ describe('ShadowMetrics', () => {
 
   it('keeps running summaries for the admin API, and failures by reason', async () => {
     const { registry, metrics } = setup();
-    metrics.record(
-      'feed',
-      'v5',
-      'v1',
-      compareShadow([0.9, 0.8, 0.7, 0.6, 0.5], [0.8, 0.9, 0.7, 0.5, 0.6], 5),
-    );
+    metrics.record('feed', 'v5', 'v1', twoPairsSwapped());
     metrics.record('feed', 'v5', 'v1', compareShadow([3, 2, 1, 0], [0, 0, 0, NaN], 3));
     metrics.recordFailure('feed', 'v5', 'v1', 'timeout');
     metrics.record('news', 'v2', 'v1', compareShadow([1], [1], 1));
