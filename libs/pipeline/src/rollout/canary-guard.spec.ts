@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { CanaryGuard, RollbackDecision } from './canary-guard';
 import { RolloutMetrics } from './rollout.metrics';
@@ -43,6 +44,12 @@ function setup(guardrail: Partial<GuardrailConfig> = {}, limitsOnly?: (keyof Gua
 }
 
 describe('CanaryGuard', () => {
+  let warned: jest.SpyInstance;
+  beforeEach(() => {
+    warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => warned.mockRestore());
+
   it('decides nothing below minRequests, even with every canary request failing', () => {
     const { guard, decisions, feed } = setup();
     feed('stable', 1_000);
@@ -83,6 +90,9 @@ describe('CanaryGuard', () => {
       stable: { requests: 1_000, errors: 10 },
     });
     expect(decisions).toEqual([decision]);
+    expect(warned).toHaveBeenCalledWith(
+      'canary feed/v2 rolled back to v1: error rate 4.76% vs stable 1.00% (delta 3.76% > 2.00%)',
+    );
     expect(guard.state).toBe('rolled_back');
     expect(guard.snapshot().rollback).toEqual(decision);
     // Once decided, later outcomes change nothing and decide nothing again.
@@ -91,6 +101,31 @@ describe('CanaryGuard', () => {
     return expect(registry.metrics()).resolves.toContain(
       'ranker_rollout_rollbacks_total{scene="feed",version="v2",limit="maxErrorRateDelta"} 1',
     );
+  });
+
+  it('never lets a failing onRollback reach the request that recorded the outcome', () => {
+    let t = 0;
+    const guard = new CanaryGuard({
+      scene: 'feed',
+      stableVersion: 'v1',
+      canary: {
+        version: 'v2',
+        percent: 5,
+        guardrail: { ...GUARDRAIL, minRequests: 1, minErrors: 1 },
+      },
+      now: () => t++,
+      onRollback: () => {
+        throw new Error('store down');
+      },
+    });
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    guard.record('stable', true, 10);
+    expect(() => guard.record('canary', false, 10)).not.toThrow();
+    expect(guard.state).toBe('rolled_back');
+    expect(logged).toHaveBeenCalledWith(
+      expect.stringMatching(/^rollback of feed\/v2: Error: store down/),
+    );
+    logged.mockRestore();
   });
 
   it('waits for minErrors before judging error rates', () => {

@@ -45,7 +45,13 @@ export interface CanaryGuardOptions {
   /** Monotonic milliseconds; default `performance.now`. */
   now?: () => number;
   metrics?: RolloutMetrics;
-  /** Called once, with the decision, when the canary crosses a limit. */
+  /**
+   * Called once, with the decision, when the canary crosses a limit; runs on the request path,
+   * so it should only start the work: stop choosing the canary on this replica at once (the
+   * guard's state says `rolled_back`), and write `withoutCanary(config)` to the TrafficStore,
+   * retrying while Redis is down, so every replica follows and a restart keeps it. A throw is
+   * logged, never passed to the caller.
+   */
   onRollback?: (decision: RollbackDecision) => void;
 }
 
@@ -122,7 +128,14 @@ export class CanaryGuard {
       version: decision.version,
       limit: decision.limit,
     });
-    this.options.onRollback?.(decision);
+    try {
+      this.options.onRollback?.(decision);
+    } catch (error) {
+      // The outcome being recorded belongs to a caller's request: it must never fail for this.
+      this.logger.error(
+        `rollback of ${decision.scene}/${decision.version}: ${(error as Error).stack}`,
+      );
+    }
     return decision;
   }
 
