@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { CanaryGuard } from './canary-guard';
 import { GUARD_STATES } from './canary-guard';
+import type { WindowStats } from './outcome-window';
 
 const CANARY = ['scene', 'version'] as const;
 const ARM = [...CANARY, 'arm'] as const;
@@ -55,7 +56,7 @@ export class RolloutMetrics {
     const perArm = (
       name: string,
       help: string,
-      value: (s: ReturnType<CanaryGuard['snapshot']>['canary']) => number | undefined,
+      value: (stats: WindowStats) => number | undefined,
     ) =>
       gauge(name, help, ARM, (g) => {
         for (const guard of guards) {
