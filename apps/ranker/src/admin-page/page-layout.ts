@@ -24,7 +24,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .skipped { color: var(--muted); }
 .empty { color: var(--muted); font-style: italic; margin: 4px 0; }
 ul.reasons { margin: 4px 0; padding-left: 20px; color: var(--bad); }
-code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
+code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, monospace; }
 .error { color: var(--bad); font-weight: 600; }
 form.login { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: 16px; max-width: 420px; margin-top: 24px; }
 form.login input { width: 100%; padding: 6px; margin: 6px 0 12px; font: inherit; }
