@@ -146,9 +146,9 @@ describe('renderAdminPage', () => {
     );
   });
 
-  it('shows each version validation result and every reason a version failed', () => {
-    const feed = sceneText(renderAdminPage(view([busyScene()])), 'feed');
-    expect(feed).toContain(
+  it.each([
+    [
+      'each version validation result and every reason a version failed',
       'Version State Schema Model contract Dry run Golden ' +
         'v4 failed pass fail dense: 13 vs 12 columns pending fail 1 of 4 requests off ' +
         'models.ctr.inputs.dense : expects 13 columns, model has 12 ' +
@@ -156,38 +156,31 @@ describe('renderAdminPage', () => {
         'v3 draining pass pass pass pass ' +
         'v2 serving pass pass pass skipped no golden.jsonl ' +
         'v1 serving pass pass pass pass',
-    );
-  });
-
-  it('shows the traffic split: stable, canary, experiments with arms and shares, shadow', () => {
-    const feed = sceneText(renderAdminPage(view([busyScene()])), 'feed');
-    expect(feed).toContain(
+    ],
+    [
+      'the traffic split: stable, canary, experiments with arms and shares, shadow',
       'Traffic split Stable v1 Canary v3 takes 5 % ' +
         'Shadow v5 scores 10 % of requests off the response path ' +
         'Experiment Arm Version Share ' +
         'ranker-exp-7 control v1 50 % ranker-exp-7 treatment v2 50 %',
-    );
-  });
-
-  it('shows canary health against stable, the limits, and a rollback with reason and time', () => {
-    const feed = sceneText(renderAdminPage(view([busyScene()])), 'feed');
-    expect(feed).toContain(
+    ],
+    [
+      'canary health against stable, the limits, and a rollback with reason and time',
       'Canary health Canary v3 against stable over the last 300 s. ' +
         'Stable Canary Limit ' +
         'Requests 12,000 640 judged from 500 requests ' +
         'Error rate 0.1 % 6.25 % at most stable + 1 pt ' +
         'p99 latency 41.3 ms 88 ms at most 1.5 × stable ' +
         'Guardrail: rolled back at 2025-03-04 05:06:07 UTC: error rate 6.25 % > stable 0.1 % + 1 pt',
-    );
-  });
-
-  it('shows the shadow differences', () => {
-    const feed = sceneText(renderAdminPage(view([busyScene()])), 'feed');
-    expect(feed).toContain(
+    ],
+    [
+      'the shadow differences',
       'Shadow differences Shadow v5 against the served ranking, top 50. ' +
         'Requests compared 5,321 Shadow errors 2 Rank correlation of top 50 0.812 ' +
         'Overlap@50 90 % Mean score delta 0.0123 Max score delta 0.2',
-    );
+    ],
+  ])('shows %s', (_what, expected) => {
+    expect(sceneText(renderAdminPage(view([busyScene()])), 'feed')).toContain(expected);
   });
 
   it('says ok for a healthy canary', () => {

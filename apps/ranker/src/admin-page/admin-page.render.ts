@@ -11,6 +11,7 @@ import {
 } from './admin-page.view';
 import { count, decimal, millis, percent, points, utc } from './format';
 import { Html, html } from './html';
+import { figure, headedRow, row, table } from './html-table';
 import { renderPage } from './page-layout';
 
 /** The status page for algorithm teams: a complete HTML document, every value escaped. */
@@ -42,29 +43,9 @@ function overview(scenes: SceneView[]): Html {
             <td colspan="3" class="empty">no version</td>
           </tr>`,
         ]
-      : s.versions.map(
-          (v) =>
-            html`<tr>
-              <td>${s.scene}</td>
-              <td>${v.version}</td>
-              <td>${state(v)}</td>
-              <td>${roles(v.version, s.traffic)}</td>
-            </tr>`,
-        ),
+      : s.versions.map((v) => row(s.scene, v.version, state(v), roles(v.version, s.traffic))),
   );
-  return html`<table aria-label="Scenes">
-    <thead>
-      <tr>
-        <th>Scene</th>
-        <th>Version</th>
-        <th>State</th>
-        <th>Traffic</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return table('Scenes', ['Scene', 'Version', 'State', 'Traffic'], rows);
 }
 
 function scene(s: SceneView): Html {
@@ -84,31 +65,15 @@ function scene(s: SceneView): Html {
 function versions(list: VersionView[]): Html {
   const rows = list.map(
     (v) =>
-      html`<tr>
-          <td>${v.version}</td>
-          <td>${state(v)}</td>
-          ${VALIDATION_CHECKS.map((c) => check(v, c))}
-        </tr>
-        ${
-          v.reasons.length > 0 &&
-          html`<tr>
-            <td colspan="${2 + VALIDATION_CHECKS.length}">${reasons(v.reasons)}</td>
-          </tr>`
-        }`,
+      html`${row(v.version, state(v), ...VALIDATION_CHECKS.map((c) => check(v, c)))}
+      ${
+        v.reasons.length > 0 &&
+        html`<tr>
+          <td colspan="${2 + VALIDATION_CHECKS.length}">${reasons(v.reasons)}</td>
+        </tr>`
+      }`,
   );
-  const checks = VALIDATION_CHECKS.map((c) => html`<th>${capitalised(c)}</th>`);
-  return html`<table aria-label="Versions">
-    <thead>
-      <tr>
-        <th>Version</th>
-        <th>State</th>
-        ${checks}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return table('Versions', ['Version', 'State', ...VALIDATION_CHECKS.map(capitalised)], rows);
 }
 
 function state(v: VersionView): Html {
@@ -117,9 +82,9 @@ function state(v: VersionView): Html {
 
 function check(v: VersionView, name: ValidationCheck): Html {
   const c = v.validation.find((r) => r.check === name);
-  if (!c) return html`<td><span class="check pending">not reported</span></td>`;
+  if (!c) return html`<span class="check pending">not reported</span>`;
   const messages = c.messages.map((m) => html`<div>${m}</div>`);
-  return html`<td><span class="check ${c.outcome}">${c.outcome}</span>${messages}</td>`;
+  return html`<span class="check ${c.outcome}">${c.outcome}</span>${messages}`;
 }
 
 function reasons(list: ErrorDetail[]): Html {
@@ -145,54 +110,22 @@ function roles(version: string, t: TrafficView | undefined): string {
 }
 
 function traffic(t: TrafficView): Html {
-  return html`<table aria-label="Traffic split">
-      <tbody>
-        <tr>
-          <th>Stable</th>
-          <td>${t.stable}</td>
-        </tr>
-        <tr>
-          <th>Canary</th>
-          <td>
-            ${t.canary ? `${t.canary.version} takes ${percent(t.canary.share)}` : html`<span class="empty">No canary.</span>`}
-          </td>
-        </tr>
-        <tr>
-          <th>Shadow</th>
-          <td>
-            ${t.shadow ? `${t.shadow.version} scores ${percent(t.shadow.share)} of requests off the response path` : html`<span class="empty">No shadow version.</span>`}
-          </td>
-        </tr>
-      </tbody>
-    </table>
-    ${t.experiments.length === 0 ? html`<p class="empty">No experiments.</p>` : experiments(t)}`;
-}
-
-function experiments(t: TrafficView): Html {
-  const rows = t.experiments.flatMap((e) =>
-    e.arms.map(
-      (a) =>
-        html`<tr>
-          <td>${e.name}</td>
-          <td>${a.arm}</td>
-          <td>${a.version}</td>
-          <td class="num">${percent(a.share)}</td>
-        </tr>`,
-    ),
+  const canary = t.canary
+    ? `${t.canary.version} takes ${percent(t.canary.share)}`
+    : html`<span class="empty">No canary.</span>`;
+  const shadow = t.shadow
+    ? `${t.shadow.version} scores ${percent(t.shadow.share)} of requests off the response path`
+    : html`<span class="empty">No shadow version.</span>`;
+  const split = table(
+    'Traffic split',
+    [],
+    [headedRow('Stable', t.stable), headedRow('Canary', canary), headedRow('Shadow', shadow)],
   );
-  return html`<table aria-label="Experiments">
-    <thead>
-      <tr>
-        <th>Experiment</th>
-        <th>Arm</th>
-        <th>Version</th>
-        <th>Share</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  const arms = t.experiments.flatMap((e) =>
+    e.arms.map((a) => row(e.name, a.arm, a.version, figure(percent(a.share)))),
+  );
+  return html`${split}
+  ${arms.length === 0 ? html`<p class="empty">No experiments.</p>` : table('Experiments', ['Experiment', 'Arm', 'Version', 'Share'], arms)}`;
 }
 
 function canary(c: CanaryHealthView): Html {
@@ -204,72 +137,52 @@ function canary(c: CanaryHealthView): Html {
           Guardrail: <span class="state rolled-back">rolled back</span> at ${utc(guardrail.at)}:
           <span class="error">${guardrail.reason}</span>
         </p>`;
+  const health = table(
+    'Canary health',
+    ['', 'Stable', 'Canary', 'Limit'],
+    [
+      headedRow(
+        'Requests',
+        figure(count(stable.requests)),
+        figure(count(can.requests)),
+        `judged from ${count(limits.minRequests)} requests`,
+      ),
+      headedRow(
+        'Error rate',
+        figure(percent(stable.errorRate)),
+        figure(percent(can.errorRate)),
+        `at most stable + ${points(limits.maxErrorRateIncrease)}`,
+      ),
+      headedRow(
+        'p99 latency',
+        figure(millis(stable.p99Ms)),
+        figure(millis(can.p99Ms)),
+        `at most ${decimal(limits.maxP99Ratio, 2)} × stable`,
+      ),
+    ],
+  );
   return html`<p>
       Canary <code>${c.version}</code> against stable over the last ${count(c.windowSeconds)} s.
     </p>
-    <table aria-label="Canary health">
-      <thead>
-        <tr>
-          <th></th>
-          <th>Stable</th>
-          <th>Canary</th>
-          <th>Limit</th>
-        </tr>
-      </thead>
-      <tbody>
-        <tr>
-          <th>Requests</th>
-          <td class="num">${count(stable.requests)}</td>
-          <td class="num">${count(can.requests)}</td>
-          <td>judged from ${count(limits.minRequests)} requests</td>
-        </tr>
-        <tr>
-          <th>Error rate</th>
-          <td class="num">${percent(stable.errorRate)}</td>
-          <td class="num">${percent(can.errorRate)}</td>
-          <td>at most stable + ${points(limits.maxErrorRateIncrease)}</td>
-        </tr>
-        <tr>
-          <th>p99 latency</th>
-          <td class="num">${millis(stable.p99Ms)}</td>
-          <td class="num">${millis(can.p99Ms)}</td>
-          <td>at most ${decimal(limits.maxP99Ratio, 2)} × stable</td>
-        </tr>
-      </tbody>
-    </table>
-    ${verdict}`;
+    ${health} ${verdict}`;
 }
 
 function shadow(s: ShadowDiffView): Html {
-  return html`<p>Shadow <code>${s.version}</code> against the served ranking, top ${count(s.k)}.</p>
-    <table aria-label="Shadow differences">
-      <tbody>
-        <tr>
-          <th>Requests compared</th>
-          <td class="num">${count(s.requests)}</td>
-        </tr>
-        <tr>
-          <th>Shadow errors</th>
-          <td class="num">${count(s.errors)}</td>
-        </tr>
-        <tr>
-          <th>Rank correlation of top ${count(s.k)}</th>
-          <td class="num">${decimal(s.rankCorrelation)}</td>
-        </tr>
-        <tr>
-          <th>Overlap@${count(s.k)}</th>
-          <td class="num">${percent(s.overlapAtK)}</td>
-        </tr>
-        <tr>
-          <th>Mean score delta</th>
-          <td class="num">${decimal(s.meanScoreDelta, 4)}</td>
-        </tr>
-        <tr>
-          <th>Max score delta</th>
-          <td class="num">${decimal(s.maxScoreDelta, 4)}</td>
-        </tr>
-      </tbody>
-    </table>`;
+  const k = count(s.k);
+  const diffs = table(
+    'Shadow differences',
+    [],
+    [
+      headedRow('Requests compared', figure(count(s.requests))),
+      headedRow('Shadow errors', figure(count(s.errors))),
+      headedRow(`Rank correlation of top ${k}`, figure(decimal(s.rankCorrelation))),
+      headedRow(`Overlap@${k}`, figure(percent(s.overlapAtK))),
+      headedRow('Mean score delta', figure(decimal(s.meanScoreDelta, 4))),
+      headedRow('Max score delta', figure(decimal(s.maxScoreDelta, 4))),
+    ],
+  );
+  return html`<p>Shadow <code>${s.version}</code> against the served ranking, top ${k}.</p>
+    ${diffs}`;
 }
 
 const capitalised = (s: string) => s[0].toUpperCase() + s.slice(1);
