@@ -1,7 +1,7 @@
 /**
  * Jest globalSetup: starts Redis and Kafka (test/services/up.sh) unless something already answers
- * on their ports. What this run started is recorded in a marker file of its own, so
- * jest-global-teardown.js stops exactly that.
+ * on their ports, and installs Chromium for the browser specs if it is missing. What this run
+ * started is recorded in a marker file of its own, so jest-global-teardown.js stops exactly that.
  *
  * RANKER_SKIP_SERVICES=1  start nothing (unit tests only, or services managed elsewhere)
  */
@@ -15,7 +15,7 @@ const repoRoot = path.resolve(__dirname, '..', '..');
 
 module.exports = async function rankerGlobalSetup() {
   if (process.env.RANKER_SKIP_SERVICES === '1') {
-    process.stdout.write('\nservices: RANKER_SKIP_SERVICES=1, not starting Redis, the Redis Cluster and Kafka\n');
+    process.stdout.write('\nservices: RANKER_SKIP_SERVICES=1, not starting Redis, the Redis Cluster and Kafka nor installing Chromium\n');
     return;
   }
   const stateDir = path.resolve(

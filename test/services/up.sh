@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the services the integration/e2e tests need (Redis on 6379, a three-master Redis Cluster
-# on 7000-7002, Kafka on 9092), each only if nothing answers on its port(s) yet. What this run
+# on 7000-7002, Kafka on 9092), each only if nothing answers on its port(s) yet, and makes sure
+# the distribution's Chromium is installed for the browser specs. What this run
 # starts is added to a marker file so that down.sh stops exactly that and never a service someone
 # else runs.
 #
@@ -15,7 +16,7 @@ set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source-path=SCRIPTDIR source=service-lib.sh
 source "$SCRIPT_DIR/service-lib.sh" # STATE_DIR, MARKER
-SERVICES=(redis redis-cluster kafka)
+SERVICES=(redis redis-cluster kafka chromium)
 
 mkdir -p "$STATE_DIR" "$(dirname "$MARKER")"
 STARTED_LOG="$(mktemp "$STATE_DIR/.up-started.XXXXXX")"

@@ -7,6 +7,8 @@ import { serveOpenApi } from './docs/openapi';
 import { DrainingFastifyAdapter } from './http/draining-fastify-adapter';
 import { sendFrameworkError } from './http/framework-errors';
 import { HttpExceptionFilter } from './http/http-exception.filter';
+import { ADMIN_FORM_ROUTES } from './admin-page/admin-page.controller';
+import { acceptFormsFor } from './http/form-body';
 import { acceptJsonOnly } from './http/json-body';
 import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
@@ -28,8 +30,10 @@ export async function createRankerApp(
     if (adapter.draining) reply.header('connection', 'close');
   });
   // JSON is the only body the API takes: Nest's own parsers (one of them for form bodies) stay
-  // off, and Fastify's JSON parser is the only one left.
+  // off, and Fastify's JSON parser is the only one left. The /admin page's HTML forms are the
+  // one exception, on their own routes.
   acceptJsonOnly(adapter.getInstance());
+  acceptFormsFor(adapter.getInstance(), ADMIN_FORM_ROUTES);
   const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
     abortOnError: false,
     bodyParser: false,

@@ -4,6 +4,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { MetricsModule, typedConfigProvider } from '@app/common';
 import { FeatureUpdatesModule } from '@app/features';
 import { PipelineModule } from '@app/pipeline';
+import { AdminPageModule } from './admin-page/admin-page.module';
 import { HealthController } from './health/health.controller';
 import { MetricsController } from './metrics/metrics.controller';
 import { RankController } from './rank/rank.controller';
@@ -17,6 +18,7 @@ import { RankerConfig } from './ranker.config';
     PipelineModule,
     // Real-time feature updates (FEATURE_UPDATES_ENABLED): the HTTP app keeps its item cache fresh.
     FeatureUpdatesModule,
+    AdminPageModule,
   ],
   controllers: [RankController, HealthController, MetricsController],
   providers: [typedConfigProvider(RankerConfig)],

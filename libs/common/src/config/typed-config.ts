@@ -2,6 +2,7 @@ import { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { validateSync } from 'class-validator';
 import { ConfigInvalidError } from '../errors/ranker-error';
+import { shownValue } from './secret-setting';
 
 type ConfigClass<T> = new () => T;
 
@@ -22,13 +23,17 @@ export function loadTypedConfig<T extends object>(
     const fallback = config[key] as unknown;
     const converted = convert(raw, fallback);
     if (converted === undefined) {
-      problems.push(`${key}=${JSON.stringify(raw)}: expected a ${typeof fallback}`);
+      problems.push(`${key}=${shownValue(config, key, raw)}: expected a ${typeof fallback}`);
       continue;
     }
     (config as Record<string, unknown>)[key] = converted;
   }
   for (const error of validateSync(config, { forbidUnknownValues: false })) {
-    const value = JSON.stringify((config as Record<string, unknown>)[error.property]);
+    const value = shownValue(
+      config,
+      error.property,
+      (config as Record<string, unknown>)[error.property],
+    );
     problems.push(
       `${error.property}=${value}: ${Object.values(error.constraints ?? {}).join(', ')}`,
     );

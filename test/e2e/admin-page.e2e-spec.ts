@@ -1,0 +1,305 @@
+/**
+ * The /admin status page as a person meets it: the real ranker app (example bundle) with an admin
+ * token, opened in the distribution's headless Chromium (test/services/chromium.sh installs it),
+ * driven by playwright-core. Then the same routes over plain HTTP for what a browser hides:
+ * statuses, cookie attributes, the 404 without a token, and the 415 every other route keeps.
+ */
+import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { createRankerApp } from '../../apps/ranker/src/ranker-app';
+import { RankerClient } from './ranker-client';
+
+const TOKEN = `e2e-admin-token-${Math.random().toString(36).slice(2)}`;
+const CHROMIUM = '/usr/bin/chromium';
+/** The machines' closed network refuses Chromium's background connections; keep it quiet. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** The rows of the table named `name`, each cell's text trimmed. */
+async function tableRows(page: Page, name: string): Promise<string[][]> {
+  const rows = page.getByRole('table', { name }).getByRole('row');
+  const cells: string[][] = [];
+  for (const row of await rows.all())
+    cells.push((await row.getByRole('cell').allInnerTexts()).map((t) => t.trim()));
+  return cells.filter((r) => r.length > 0);
+}
+
+describe('/admin in a headless Chromium', () => {
+  let ranker: RankerClient;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    ranker = await RankerClient.start({ RANKER_ADMIN_TOKEN: TOKEN });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    context = await browser.newContext();
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await ranker?.close();
+  });
+
+  const tokenInput = () => page.getByLabel('Admin token');
+
+  it('shows the token form to a visitor who has not signed in', async () => {
+    const response = await page.goto(`${ranker.baseUrl}/admin`);
+    expect(response?.status()).toBe(401);
+    expect(await page.title()).toBe('Ranker status: sign in');
+    await expect(tokenInput().isVisible()).resolves.toBe(true);
+    expect(await tokenInput().getAttribute('type')).toBe('password');
+    expect(await page.getByRole('button', { name: 'Sign in' }).isVisible()).toBe(true);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('refuses a wrong token with a message, and sets no cookie', async () => {
+    await tokenInput().fill(`${TOKEN}-wrong`);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/admin/login')),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
+    expect(response.status()).toBe(403);
+    expect((await page.getByRole('alert').innerText()).trim()).toBe('Wrong token.');
+    expect(await tokenInput().isVisible()).toBe(true);
+    expect(await context.cookies()).toEqual([]);
+  });
+
+  it('signs in with the right token and shows the scenes with their serving versions', async () => {
+    await tokenInput().fill(TOKEN);
+    await Promise.all([
+      page.waitForURL(`${ranker.baseUrl}/admin`),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
+    await page.getByRole('heading', { name: 'Scenes' }).waitFor();
+    expect(await page.title()).toBe('Ranker status');
+    expect(await tableRows(page, 'Scenes')).toEqual([['feed', 'v1', 'serving', 'stable']]);
+    expect(await tableRows(page, 'Versions')).toEqual([
+      ['v1', 'serving', 'pass', 'pass', 'pass', 'pass'],
+    ]);
+    const feed = page.getByRole('region', { name: 'Scene feed' });
+    const text = await feed.innerText();
+    expect(text).toContain('No canary.');
+    expect(text).toContain('No experiments.');
+    expect(text).toContain('No shadow version.');
+    expect(await tokenInput().count()).toBe(0);
+
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    expect(cookie.value).not.toContain(TOKEN);
+  });
+
+  it('stays signed in when the page is reloaded: the token is entered once', async () => {
+    const response = await page.reload();
+    expect(response?.status()).toBe(200);
+    expect(await tableRows(page, 'Scenes')).toEqual([['feed', 'v1', 'serving', 'stable']]);
+    const again = await context.newPage();
+    expect((await again.goto(`${ranker.baseUrl}/admin`))?.status()).toBe(200);
+    await again.close();
+  });
+
+  it('logs out back to the token form, and a reload does not sign in again', async () => {
+    await Promise.all([
+      page.waitForURL(`${ranker.baseUrl}/admin`),
+      page.getByRole('button', { name: 'Log out' }).click(),
+    ]);
+    expect(await tokenInput().isVisible()).toBe(true);
+    expect(await context.cookies()).toEqual([]);
+    expect((await page.reload())?.status()).toBe(401);
+    expect(await tokenInput().isVisible()).toBe(true);
+  });
+});
+
+describe('/admin over HTTP', () => {
+  let ranker: RankerClient;
+
+  beforeAll(async () => {
+    ranker = await RankerClient.start({ RANKER_ADMIN_TOKEN: TOKEN });
+  });
+  afterAll(() => ranker.close());
+
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${ranker.baseUrl}${path}`, { headers, redirect: 'manual' });
+  const postForm = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${ranker.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body,
+      redirect: 'manual',
+    });
+  const signIn = async () => {
+    const response = await postForm(
+      '/admin/login',
+      new URLSearchParams({ token: TOKEN }).toString(),
+    );
+    return response.headers.get('set-cookie')!.split(';')[0];
+  };
+
+  it('signs in with a form post: 303 to /admin with an HttpOnly, SameSite=Strict cookie', async () => {
+    const response = await postForm('/admin/login', `token=${encodeURIComponent(TOKEN)}`);
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/admin');
+    const cookie = response.headers.get('set-cookie')!;
+    expect(cookie).toMatch(
+      /^ranker_admin_session=v1\.\d+\.[\w-]{43}; Path=\/admin; Max-Age=28800; HttpOnly; SameSite=Strict$/,
+    );
+    expect(cookie).not.toContain(TOKEN);
+    const page = await get('/admin', { cookie: cookie.split(';')[0] });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(await page.text()).toContain('<table aria-label="Scenes">');
+  });
+
+  it('marks the cookie Secure behind an HTTPS proxy', async () => {
+    const response = await postForm('/admin/login', `token=${encodeURIComponent(TOKEN)}`, {
+      'x-forwarded-proto': 'https',
+    });
+    expect(response.headers.get('set-cookie')).toMatch(/; Secure$/);
+  });
+
+  it('answers the form without a session with 401, a tampered session too', async () => {
+    const plain = await get('/admin');
+    expect(plain.status).toBe(401);
+    expect(plain.headers.get('www-authenticate')).toBe('Bearer realm="ranker-admin"');
+    expect(await plain.text()).toContain('action="/admin/login"');
+    const cookie = await signIn();
+    const tampered = cookie.replace(/\.(\d+)\./, (_m, expiry) => `.${Number(expiry) + 1}.`);
+    expect((await get('/admin', { cookie: tampered })).status).toBe(401);
+    expect((await get('/admin', { cookie: `ranker_admin_session=${TOKEN}` })).status).toBe(401);
+  });
+
+  it('serves the page to a script with the bearer token, and refuses a wrong one', async () => {
+    expect((await get('/admin', { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    const wrong = await get('/admin', { authorization: `Bearer ${TOKEN}x` });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.text()).toContain('Wrong token.');
+  });
+
+  it.each([
+    ['a wrong token', `token=${TOKEN}x`, 403, 'Wrong token.'],
+    ['no token', '', 400, 'Enter the admin token.'],
+    ['an empty token', 'token=', 400, 'Enter the admin token.'],
+    ['two tokens', `token=${TOKEN}&token=${TOKEN}`, 400, 'Enter the admin token.'],
+  ])('answers %s with the form again and a message', async (_name, body, status, message) => {
+    const response = await postForm('/admin/login', body);
+    expect(response.status).toBe(status);
+    expect(response.headers.get('set-cookie')).toBeNull();
+    expect(await response.text()).toContain(`<p class="error" role="alert">${message}</p>`);
+  });
+
+  it('refuses a login body that is not a form, or too big, with the error body of the API', async () => {
+    const json = await fetch(`${ranker.baseUrl}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: TOKEN }),
+    });
+    expect(json.status).toBe(415);
+    expect(await json.json()).toMatchObject({
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      details: [{ path: 'headers.content-type' }],
+    });
+    const big = await postForm('/admin/login', `token=${'x'.repeat(5000)}`);
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { code: string }).code).toBe('BODY_TOO_LARGE');
+    const latin1 = await postForm('/admin/login', `token=${TOKEN}`, {
+      'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1',
+    });
+    expect(latin1.status).toBe(415);
+  });
+
+  it('keeps refusing form bodies on every other route with 415', async () => {
+    const reply = await ranker.request(
+      'POST',
+      '/v1/scenes/feed/rank',
+      'user=u1&candidates=i1',
+      'application/x-www-form-urlencoded',
+    );
+    expect(reply.status).toBe(415);
+    expect(reply.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    // not even read: a form body over the login limit still gets 415, not 413
+    const big = await ranker.request(
+      'POST',
+      '/v1/scenes/feed/rank',
+      `x=${'y'.repeat(10_000)}`,
+      'application/x-www-form-urlencoded',
+    );
+    expect(big.status).toBe(415);
+  });
+
+  it('logs out: 303 to /admin, clearing the cookie', async () => {
+    const response = await postForm('/admin/logout', '', { cookie: await signIn() });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/admin');
+    expect(response.headers.get('set-cookie')).toMatch(
+      /^ranker_admin_session=; Path=\/admin; Max-Age=0;/,
+    );
+  });
+
+  it('counts sign-ins by outcome', async () => {
+    const metrics = await (await get('/metrics')).text();
+    const count = (via: string, outcome: string) =>
+      Number(
+        new RegExp(
+          `ranker_admin_page_sign_ins_total\\{via="${via}",outcome="${outcome}"\\} (\\d+)`,
+        ).exec(metrics)?.[1],
+      );
+    expect(count('form', 'ok')).toBeGreaterThanOrEqual(3);
+    expect(count('form', 'wrong_token')).toBe(1);
+    expect(count('form', 'missing_token')).toBe(3);
+    expect(count('bearer', 'ok')).toBe(1);
+    expect(count('bearer', 'wrong_token')).toBe(1);
+  });
+
+  it('is left out of the OpenAPI document', async () => {
+    const doc = await ranker.request('GET', '/docs');
+    expect(Object.keys(doc.body.paths).filter((p) => p.startsWith('/admin'))).toEqual([]);
+  });
+});
+
+describe('/admin without RANKER_ADMIN_TOKEN', () => {
+  it('is not served at all: 404 like any unknown route', async () => {
+    const ranker = await RankerClient.start({ RANKER_ADMIN_TOKEN: '' });
+    try {
+      const unknown = await ranker.request('GET', '/no-such-page');
+      for (const [method, path] of [
+        ['GET', '/admin'],
+        ['POST', '/admin/login'],
+        ['POST', '/admin/logout'],
+      ]) {
+        const response = await fetch(`${ranker.baseUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: method === 'POST' ? `token=${TOKEN}` : undefined,
+        });
+        expect(response.status).toBe(404);
+        const body = (await response.json()) as Record<string, unknown>;
+        expect(body).toMatchObject({ code: 'NOT_FOUND', message: `Cannot ${method} ${path}` });
+        expect(Object.keys(body).sort()).toEqual(Object.keys(unknown.body).sort());
+      }
+    } finally {
+      await ranker.close();
+    }
+  });
+
+  it('a token under 16 characters stops the app at boot, naming the variable, not the value', async () => {
+    const saved = process.env.RANKER_ADMIN_TOKEN;
+    process.env.RANKER_ADMIN_TOKEN = 'too-short';
+    try {
+      await expect(createRankerApp(false)).rejects.toThrow(
+        /RANKER_ADMIN_TOKEN=<secret, 9 characters>: RANKER_ADMIN_TOKEN must be longer than or equal to 16 characters/,
+      );
+    } finally {
+      if (saved === undefined) delete process.env.RANKER_ADMIN_TOKEN;
+      else process.env.RANKER_ADMIN_TOKEN = saved;
+    }
+  });
+});
