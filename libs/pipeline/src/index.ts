@@ -3,4 +3,7 @@ export * from './pipeline.config';
 export * from './request/rank-request';
 export * from './request/rank-request-validation';
 export * from './rank/rank.service';
-export * from './scene/scene-registry';
+export * from './registry/scene-registry';
+export * from './registry/scene-listing';
+export type { VersionState } from './registry/loaded-version';
+export { READY_FILE } from './registry/version-folders';
