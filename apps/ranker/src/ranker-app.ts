@@ -15,8 +15,10 @@ import { RankerModule } from './ranker.module';
 export async function createRankerApp(
   logger?: false | LogLevel[] | LoggerService,
 ): Promise<NestFastifyApplication> {
-  // The adapter exists before the module, so its one setting is read here with the same loader.
-  const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
+  // The adapter and the module's shape exist before the module, so these settings are read here
+  // with the same loader.
+  const config = loadEnvConfig(RankerConfig);
+  const { BODY_LIMIT_BYTES } = config;
   const adapter = new DrainingFastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
@@ -30,11 +32,15 @@ export async function createRankerApp(
   // JSON is the only body the API takes: Nest's own parsers (one of them for form bodies) stay
   // off, and Fastify's JSON parser is the only one left.
   acceptJsonOnly(adapter.getInstance());
-  const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
-    abortOnError: false,
-    bodyParser: false,
-    ...(logger === undefined ? {} : { logger }),
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    RankerModule.forRoot(config),
+    adapter,
+    {
+      abortOnError: false,
+      bodyParser: false,
+      ...(logger === undefined ? {} : { logger }),
+    },
+  );
   app.useGlobalFilters(new HttpExceptionFilter());
   serveOpenApi(app);
   app.enableShutdownHooks();

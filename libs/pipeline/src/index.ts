@@ -6,4 +6,4 @@ export * from './rank/rank.service';
 export * from './registry/scene-registry';
 export * from './registry/scene-listing';
 export type { VersionState } from './registry/loaded-version';
-export { READY_FILE } from './registry/version-folders';
+export { FOLDER_NAME as BUNDLE_FOLDER_NAME, READY_FILE } from './registry/version-folders';
