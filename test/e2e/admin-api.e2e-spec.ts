@@ -66,7 +66,7 @@ describe('admin API (ranker app over HTTP)', () => {
     afterAll(() => ranker.close());
 
     it('answers 401 without a bearer token, with WWW-Authenticate and the header named', async () => {
-      for (const headers of [
+      for (const headers of <Record<string, string>[]>[
         {},
         { authorization: `Basic ${TOKEN}` },
         { authorization: 'Bearer' },
