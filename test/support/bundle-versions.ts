@@ -11,7 +11,7 @@ export type BundleYaml = Record<string, any>;
 
 export interface VersionOptions {
   /** Edits pipeline.yaml (and may change files in the folder) before the version is complete. */
-  edit?: (yaml: BundleYaml, dir: string) => Promise<void> | void;
+  edit?: (yaml: BundleYaml, dir: string) => unknown;
   /** Write READY last (default true). */
   ready?: boolean;
   /**
