@@ -51,13 +51,11 @@ export class ReloadBroadcast implements OnApplicationBootstrap, OnApplicationShu
     this.unsubscribe = this.registry.onNotice((notice) => this.publish(notice));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** A notice still in flight at shutdown is dropped: the other replicas' polls cover it. */
+  onApplicationShutdown(): void {
     this.unsubscribe?.();
-    await Promise.all(
-      [this.publisher, this.subscriber].map((client) =>
-        client?.quit().catch(() => client.disconnect()),
-      ),
-    );
+    this.publisher?.disconnect();
+    this.subscriber?.disconnect();
   }
 
   private publish(notice: ReloadNotice): void {
