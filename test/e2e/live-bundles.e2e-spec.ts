@@ -175,7 +175,7 @@ describe('live bundles (ranker app over HTTP, BUNDLES_DIR polled)', () => {
       {
         path: 'golden.jsonl',
         message:
-          '1000000000 bytes, more than the 67108864 allowed (BUNDLES_MAX_GOLDEN_BYTES); not read',
+          '1000000000 bytes, more than the 16777216 allowed (BUNDLES_MAX_GOLDEN_BYTES); not read',
       },
     ]);
   });

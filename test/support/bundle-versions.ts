@@ -30,8 +30,26 @@ export async function writeVersion(
   root: string,
   scene: string,
   version: string,
-  { edit, ready = true, via = 'mv', from = EXAMPLE_BUNDLE }: VersionOptions = {},
+  options: VersionOptions = {},
 ): Promise<string> {
+  const staged = await stageVersion(root, scene, version, options);
+  await staged.publish();
+  return staged.dir;
+}
+
+/** A version built but not yet in place (with `via: 'mv'`): `publish()` renames it in. */
+export interface StagedVersion {
+  dir: string;
+  publish(): Promise<void>;
+}
+
+/** writeVersion's first half: everything but the final rename, for specs that time the swap. */
+export async function stageVersion(
+  root: string,
+  scene: string,
+  version: string,
+  { edit, ready = true, via = 'mv', from = EXAMPLE_BUNDLE }: VersionOptions = {},
+): Promise<StagedVersion> {
   const dir = join(root, scene, version);
   const build = via === 'mv' ? join(root, scene, `.${version}.incoming`) : dir;
   await cp(from, build, { recursive: true });
@@ -43,6 +61,5 @@ export async function writeVersion(
   await edit?.(yaml, build);
   await writeFile(file, stringify(yaml));
   if (ready) await writeFile(join(build, 'READY'), '');
-  if (via === 'mv') await rename(build, dir);
-  return dir;
+  return { dir, publish: () => (via === 'mv' ? rename(build, dir) : Promise.resolve()) };
 }

@@ -9,7 +9,7 @@ describe('PipelineConfig', () => {
     expect(config.BUNDLES_POLL_INTERVAL_MS).toBe(5000);
     expect(config.bundleLimits).toEqual({
       maxYamlBytes: 1 << 20,
-      maxGoldenBytes: 64 << 20,
+      maxGoldenBytes: 16 << 20,
       maxModelBytes: 1 << 30,
     });
     expect(config.BUNDLES_BROADCAST_REDIS_URL).toBe('');

@@ -24,11 +24,14 @@ export class PipelineConfig {
   @Max(64 * MIB)
   BUNDLES_MAX_YAML_BYTES = MIB;
 
-  /** Largest golden.jsonl; a larger one is refused from its size, never read. */
+  /**
+   * Largest golden.jsonl; a larger one is refused from its size, never read. Its lines are parsed
+   * on the serving thread between golden requests, so a huge line would stall it briefly.
+   */
   @IsInt()
   @Min(1024)
   @Max(1024 * MIB)
-  BUNDLES_MAX_GOLDEN_BYTES = 64 * MIB;
+  BUNDLES_MAX_GOLDEN_BYTES = 16 * MIB;
 
   /** Largest .onnx file of a bundle. */
   @IsInt()

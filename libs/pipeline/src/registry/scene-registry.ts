@@ -302,6 +302,8 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
         root: this.root,
         limits: this.config.bundleLimits,
         generation,
+        // After boot, traffic runs: new threads start one at a time beside the serving ones.
+        staggeredStart: this.booted,
       });
       load.state = 'warming';
       for (let i = 0; i < WARM_UP.requests; i++)

@@ -15,7 +15,7 @@ export interface BundleLimits {
 
 export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
   maxYamlBytes: 1024 * 1024,
-  maxGoldenBytes: 64 * 1024 * 1024,
+  maxGoldenBytes: 16 * 1024 * 1024,
   maxModelBytes: 1024 * 1024 * 1024,
 };
 

@@ -353,7 +353,7 @@ describe('loadBundle (real engine)', () => {
       expect(await errorDetails(dir)).toEqual([
         {
           path: GOLDEN_FILE,
-          message: `${GB} bytes, more than the 67108864 allowed (BUNDLES_MAX_GOLDEN_BYTES); not read`,
+          message: `${GB} bytes, more than the 16777216 allowed (BUNDLES_MAX_GOLDEN_BYTES); not read`,
         },
       ]);
     });

@@ -1,7 +1,6 @@
 import { BundleInvalidError, ErrorDetail, ExecutionProviderUnavailableError } from '@app/common';
 import { ModelLoadOptions, ScoringEngine } from '@app/scoring';
 import { basename, dirname } from 'node:path';
-import { parseDocument } from 'yaml';
 import { compileFusion } from '../fusion/fusion-compiler';
 import { Scene, SceneModel } from './scene';
 import { resolveFusionInputs, scoreScene } from './scene-scorer';
@@ -9,16 +8,14 @@ import { FeatureValues } from '../transforms/feature-values';
 import { ItemRowCache } from '../transforms/item-row-cache';
 import { TensorBuilder } from '../transforms/tensor-builder';
 import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
-import { readBundleSpec } from '../bundle/bundle-schema';
 import { checkModelContract } from '../bundle/model-contract-check';
 import { dryRunFrame } from './dry-run-frame';
 import { checkGolden } from './golden-check';
 import { BundleFiles, BundleLimits } from './bundle-files';
+import { PIPELINE_FILE } from './spec-text';
+import { readSpecOffThread } from './spec-thread';
 
-export const PIPELINE_FILE = 'pipeline.yaml';
-
-/** YAML aliases a pipeline.yaml may expand; a "billion laughs" bomb needs far more. */
-export const MAX_YAML_ALIASES = 100;
+export { MAX_YAML_ALIASES, PIPELINE_FILE } from './spec-text';
 
 export interface LoadBundleOptions {
   /** Score golden.jsonl (default true). */
@@ -32,6 +29,11 @@ export interface LoadBundleOptions {
    * the new models never replace the serving ones. 1 (the default) keeps `<scene>/<version>/<model>`.
    */
   generation?: number;
+  /**
+   * Start each model's instances one after another (ModelLoadOptions.staggeredStart): for loads
+   * beside models that serve traffic.
+   */
+  staggeredStart?: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface LoadBundleOptions {
 export async function loadBundle(
   dir: string,
   engine: ScoringEngine,
-  { golden = true, root, limits, generation = 1 }: LoadBundleOptions = {},
+  { golden = true, root, limits, generation = 1, staggeredStart = false }: LoadBundleOptions = {},
 ): Promise<Scene> {
   const files = new BundleFiles(dir, root, limits);
   const { spec, errors } = await readSpec(files);
@@ -58,7 +60,7 @@ export async function loadBundle(
         errors.push({ path: `models.${model.name}.file`, message: found.problem });
         continue;
       }
-      const options = loadOptions(spec, model, found.file, generation);
+      const options = { ...loadOptions(spec, model, found.file, generation), staggeredStart };
       let metadata;
       try {
         ({ metadata } = await engine.load(options));
@@ -146,8 +148,9 @@ async function readSpec(files: BundleFiles): Promise<{ spec: BundleSpec; errors:
   );
   if (text === undefined)
     throw new BundleInvalidError(dir, [{ path: PIPELINE_FILE, message: 'not found' }]);
-  const raw = parseYaml(dir, text);
-  const { spec, errors } = readBundleSpec(raw);
+  const read = await readSpecOffThread(text);
+  if (!read.ok) throw new BundleInvalidError(dir, read.errors);
+  const { spec, errors } = read.reading;
   if (spec.version !== basename(dir))
     errors.push({
       path: 'version',
@@ -159,34 +162,6 @@ async function readSpec(files: BundleFiles): Promise<{ spec: BundleSpec; errors:
       message: `'${spec.scene}' differs from its folder '${basename(dirname(dir))}'`,
     });
   return { spec, errors };
-}
-
-/** The YAML's data; a syntax error names its line, an alias bomb is refused before it expands. */
-function parseYaml(dir: string, text: string): unknown {
-  const refuse = (message: string) =>
-    new BundleInvalidError(dir, [{ path: PIPELINE_FILE, message }]);
-  let doc;
-  try {
-    doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  } catch (error) {
-    throw refuse(`cannot be parsed: ${(error as Error).message}`);
-  }
-  if (doc.errors.length > 0) {
-    throw new BundleInvalidError(
-      dir,
-      doc.errors.map((e) => ({
-        path: `${PIPELINE_FILE}:${(e.linePos?.[0].line ?? 0) || '?'}`,
-        message: e.message,
-      })),
-    );
-  }
-  try {
-    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
-  } catch (error) {
-    throw refuse(
-      `${(error as Error).message} (aliases may expand at most ${MAX_YAML_ALIASES} times)`,
-    );
-  }
 }
 
 /** Scores a few synthetic candidates built from the declared defaults; any NaN/Inf fails the bundle. */
