@@ -6,11 +6,11 @@
  */
 import { ScoringEngine } from '@app/scoring';
 import { WorkerScoringEngine } from '@app/scoring/testing';
-import { mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXAMPLE_BUNDLE, writeVersion } from '../support/bundle-versions';
+import { startLiveRanker } from './live-ranker';
 import { RankerClient } from './ranker-client';
 import { demoRankBody, SteadyTraffic } from './steady-traffic';
 
@@ -25,6 +25,7 @@ interface Row {
 describe('live bundles (ranker app over HTTP, BUNDLES_DIR polled)', () => {
   let root: string;
   let ranker: RankerClient;
+  let close: () => Promise<void>;
   let traffic: SteadyTraffic;
 
   const versions = async (): Promise<Row[]> =>
@@ -47,14 +48,9 @@ describe('live bundles (ranker app over HTTP, BUNDLES_DIR polled)', () => {
     (ranker.app.get(ScoringEngine) as WorkerScoringEngine).pool(id) !== undefined;
 
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ranker-live-'));
-    await writeVersion(root, 'feed', 'v1');
-    ranker = await RankerClient.start({
-      BUNDLES_DIR: root,
-      BUNDLES_POLL_INTERVAL_MS: '200',
-      SCORING_DEFAULT_INSTANCES: '1',
+    ({ root, ranker, close } = await startLiveRanker('ranker-live-', {
       RANKER_ADMIN_TOKEN: TOKEN,
-    });
+    }));
     traffic = new SteadyTraffic(`${ranker.baseUrl}/v1/scenes/feed/rank`, 4, (caller, call) =>
       demoRankBody(caller * 1000 + call, 20),
     );
@@ -62,8 +58,7 @@ describe('live bundles (ranker app over HTTP, BUNDLES_DIR polled)', () => {
 
   afterAll(async () => {
     await traffic?.stop();
-    await ranker?.close();
-    await rm(root, { recursive: true, force: true });
+    await close?.();
   });
 
   it('serves a version dropped into BUNDLES_DIR with no restart, then releases the old one', async () => {

@@ -9,12 +9,10 @@
  */
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeVersion } from '../support/bundle-versions';
 import { freePort } from '../support/free-port';
+import { bundlesRoot } from './live-ranker';
 import { RankerClient } from './ranker-client';
 import { demoRankBody } from './steady-traffic';
 
@@ -23,6 +21,7 @@ const TOKEN = 'live-replicas-spec-token-0123456789';
 describe('replicas follow one reload (three ranker apps, Redis pub/sub notices)', () => {
   const channel = `ranker-spec-${randomUUID()}:bundles`;
   let root: string;
+  let removeRoot: () => Promise<void>;
   let redis: Redis;
   let a: RankerClient, b: RankerClient, c: RankerClient;
 
@@ -36,8 +35,7 @@ describe('replicas follow one reload (three ranker apps, Redis pub/sub notices)'
     replica.metric('ranker_bundle_notices_total{result="received"}');
 
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ranker-replicas-'));
-    await writeVersion(root, 'feed', 'v1');
+    ({ root, remove: removeRoot } = await bundlesRoot('ranker-replicas-'));
     redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true });
     await redis.connect();
     const common = {
@@ -66,7 +64,7 @@ describe('replicas follow one reload (three ranker apps, Redis pub/sub notices)'
   afterAll(async () => {
     await Promise.all([a, b, c].map((replica) => replica?.close()));
     await redis?.quit();
-    await rm(root, { recursive: true, force: true });
+    await removeRoot?.();
   });
 
   it('starts every replica on v1', async () => {

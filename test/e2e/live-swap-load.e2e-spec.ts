@@ -4,11 +4,11 @@
  * call fails; calls in flight at each swap finish on the version they started on; once a call has
  * been answered by the new version, every call started later is too (the swap does not flicker).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeVersion } from '../support/bundle-versions';
+import { startLiveRanker } from './live-ranker';
 import { RankerClient } from './ranker-client';
 import { demoRankBody, SteadyTraffic, TrafficReply } from './steady-traffic';
 
@@ -17,21 +17,12 @@ const CALLERS = 256;
 describe('bundle swap under load (ranker app over HTTP)', () => {
   let root: string;
   let ranker: RankerClient;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ranker-swap-'));
-    await writeVersion(root, 'feed', 'v1');
-    ranker = await RankerClient.start({
-      BUNDLES_DIR: root,
-      BUNDLES_POLL_INTERVAL_MS: '200',
-      SCORING_DEFAULT_INSTANCES: '1',
-    });
+    ({ root, ranker, close } = await startLiveRanker('ranker-swap-'));
   });
-
-  afterAll(async () => {
-    await ranker?.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  afterAll(() => close?.());
 
   it(`swaps there and back with ${CALLERS} calls in flight, failing none`, async () => {
     const traffic = new SteadyTraffic(`${ranker.baseUrl}/v1/scenes/feed/rank`, CALLERS, (c, n) =>

@@ -6,8 +6,7 @@
  */
 import 'reflect-metadata';
 import { SceneNotFoundError } from '@app/common';
-import { ScoringConfig, ScoringMetrics } from '@app/scoring';
-import { WorkerScoringEngine } from '@app/scoring/testing';
+import { smallWorkerEngine, WorkerScoringEngine } from '@app/scoring/testing';
 import { Logger } from '@nestjs/common';
 import { appendFile, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -50,13 +49,7 @@ describe('SceneRegistry (real engine, temp BUNDLES_DIR)', () => {
 
   beforeAll(() => {
     Logger.overrideLogger(['error']);
-    engine = new WorkerScoringEngine(
-      Object.assign(new ScoringConfig(), {
-        SCORING_DEFAULT_INSTANCES: 1,
-        SCORING_MAX_CONCURRENT_BATCHES: 2,
-      }),
-      new ScoringMetrics(new Registry()),
-    );
+    engine = smallWorkerEngine();
   });
 
   beforeEach(async () => {

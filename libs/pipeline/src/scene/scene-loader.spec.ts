@@ -5,8 +5,7 @@
  */
 import 'reflect-metadata';
 import { BundleInvalidError } from '@app/common';
-import { ScoringConfig, ScoringMetrics } from '@app/scoring';
-import { WorkerScoringEngine } from '@app/scoring/testing';
+import { smallWorkerEngine, WorkerScoringEngine } from '@app/scoring/testing';
 import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,7 +22,6 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
 import { parse, stringify } from 'yaml';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { scoreScene } from './scene-scorer';
@@ -80,13 +78,7 @@ describe('loadBundle (real engine)', () => {
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
     root = await mkdtemp(join(tmpdir(), 'ranker-bundle-spec-'));
-    engine = new WorkerScoringEngine(
-      Object.assign(new ScoringConfig(), {
-        SCORING_DEFAULT_INSTANCES: 1,
-        SCORING_MAX_CONCURRENT_BATCHES: 2,
-      }),
-      new ScoringMetrics(new Registry()),
-    );
+    engine = smallWorkerEngine();
   });
 
   afterAll(async () => {
@@ -336,24 +328,16 @@ describe('loadBundle (real engine)', () => {
       ]);
     });
 
-    it('refuses a 1 GB pipeline.yaml from its size, without reading it', async () => {
+    it.each([
+      [PIPELINE_FILE, 1048576, 'BUNDLES_MAX_YAML_BYTES'],
+      [GOLDEN_FILE, 16777216, 'BUNDLES_MAX_GOLDEN_BYTES'],
+    ])('refuses a 1 GB %s from its size, without reading it', async (file, limit, setting) => {
       const dir = await bundle();
-      await sparse(join(dir, PIPELINE_FILE), GB);
+      await sparse(join(dir, file), GB);
       expect(await errorDetails(dir)).toEqual([
         {
-          path: PIPELINE_FILE,
-          message: `${GB} bytes, more than the 1048576 allowed (BUNDLES_MAX_YAML_BYTES); not read`,
-        },
-      ]);
-    });
-
-    it('refuses a 1 GB golden.jsonl from its size, and unloads the models', async () => {
-      const dir = await bundle();
-      await sparse(join(dir, GOLDEN_FILE), GB);
-      expect(await errorDetails(dir)).toEqual([
-        {
-          path: GOLDEN_FILE,
-          message: `${GB} bytes, more than the 16777216 allowed (BUNDLES_MAX_GOLDEN_BYTES); not read`,
+          path: file,
+          message: `${GB} bytes, more than the ${limit} allowed (${setting}); not read`,
         },
       ]);
     });
