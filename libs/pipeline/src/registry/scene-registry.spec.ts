@@ -8,7 +8,16 @@ import 'reflect-metadata';
 import { SceneNotFoundError } from '@app/common';
 import { smallWorkerEngine, WorkerScoringEngine } from '@app/scoring/testing';
 import { Logger } from '@nestjs/common';
-import { appendFile, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -97,6 +106,25 @@ describe('SceneRegistry (real engine, temp BUNDLES_DIR)', () => {
     expect(row('v2', 'incomplete')!.reasons[0].message).toBe(
       'golden.jsonl was modified after READY: write READY last',
     );
+  });
+
+  it('lists a version folder linked out of BUNDLES_DIR as failed, with the reason', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'ranker-outside-'));
+    try {
+      await writeVersion(outside, 'feed', 'v2');
+      await symlink(join(outside, 'feed', 'v2'), join(root, 'feed', 'v2'));
+      await boot();
+      expect(serving()).toBe('v1');
+      expect(row('v2', 'failed')!.reasons).toEqual([
+        {
+          message: expect.stringMatching(
+            /^the version folder resolves to .*outside the bundles folder/,
+          ),
+        },
+      ]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   it('swaps to a dropped version and releases the old one once its last request has finished', async () => {

@@ -34,7 +34,7 @@ export class FolderUnreadableError extends Error {}
 export async function sceneNames(root: string): Promise<string[]> {
   const entries = await list(root);
   if (!entries) throw new FolderUnreadableError(`bundles folder ${root} does not exist`);
-  return entries.filter((e) => e.isDirectory() && FOLDER_NAME.test(e.name)).map((e) => e.name);
+  return folderNames(root, entries);
 }
 
 /**
@@ -44,11 +44,7 @@ export async function sceneNames(root: string): Promise<string[]> {
 export async function versionFolders(root: string, scene: string): Promise<VersionFolder[]> {
   const entries = await list(join(root, scene));
   if (!entries) return [];
-  const names = entries
-    .filter((e) => e.isDirectory() && FOLDER_NAME.test(e.name))
-    .map((e) => e.name)
-    .sort(naturalOrder)
-    .reverse();
+  const names = (await folderNames(join(root, scene), entries)).sort(naturalOrder).reverse();
   const folders = await Promise.all(names.map((v) => readVersionFolder(join(root, scene, v), v)));
   return folders.filter((f): f is VersionFolder => f !== undefined);
 }
@@ -94,6 +90,26 @@ function whyIncomplete(files: Map<string, Stats>): string | undefined {
       return `${name} was modified after ${READY_FILE}: write ${READY_FILE} last`;
   }
   return undefined;
+}
+
+/**
+ * The well-named subfolders among `entries`, links to folders included: a link is loaded like a
+ * folder, and refused with its reason if it leads out of BUNDLES_DIR, rather than ignored.
+ */
+async function folderNames(dir: string, entries: Dirent[]): Promise<string[]> {
+  const names: string[] = [];
+  for (const entry of entries) {
+    if (!FOLDER_NAME.test(entry.name)) continue;
+    const isFolder =
+      entry.isDirectory() ||
+      (entry.isSymbolicLink() &&
+        (await stat(join(dir, entry.name)).then(
+          (info) => info.isDirectory(),
+          () => false,
+        )));
+    if (isFolder) names.push(entry.name);
+  }
+  return names;
 }
 
 /** The entries of `dir`; undefined if it does not exist. Other errors are thrown as unreadable. */
