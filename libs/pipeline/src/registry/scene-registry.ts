@@ -1,14 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { BundleInvalidError, SceneNotFoundError, SceneNotReadyError } from '@app/common';
+import { SceneNotFoundError, SceneNotReadyError } from '@app/common';
 import { ScoringEngine } from '@app/scoring';
 import { resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
-import { dryRunFrame } from '../scene/dry-run-frame';
-import { Scene } from '../scene/scene';
-import { loadBundle } from '../scene/scene-loader';
-import { scoreScene } from '../scene/scene-scorer';
 import { LoadedVersion } from './loaded-version';
-import { LoadOutcome, RegistryMetrics } from './registry.metrics';
+import { RegistryMetrics } from './registry.metrics';
 import { SceneEntry } from './scene-entry';
 import {
   ReloadNotice,
@@ -17,13 +13,8 @@ import {
   SceneListing,
   VersionPolicy,
 } from './scene-listing';
-import {
-  FOLDER_NAME,
-  readVersionFolder,
-  sceneNames,
-  VersionFolder,
-  versionFolders,
-} from './version-folders';
+import { FOLDER_NAME, sceneNames, versionFolders } from './version-folders';
+import { VersionLoader } from './version-loader';
 
 export interface SceneStatus {
   scene: string;
@@ -35,9 +26,6 @@ export interface ReloadOptions {
   retryFailed?: boolean;
   origin?: ReloadOrigin | 'policy';
 }
-
-/** Synthetic requests a new version scores before it may serve, so its first real ones are warm. */
-const WARM_UP = { requests: 3, rows: 256 };
 
 /** Scans waiting to run: merged, so a burst of triggers costs one scan. */
 interface PendingPass {
@@ -67,6 +55,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
   private readonly policies = new Map<string, VersionPolicy>();
   private readonly listeners = new Set<(notice: ReloadNotice) => void>();
   private readonly root: string;
+  private readonly loader: VersionLoader;
   private boot: Promise<void> | undefined;
   private booted = false;
   private closed = false;
@@ -74,11 +63,12 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
   private next: PendingPass | undefined;
 
   constructor(
-    private readonly engine: ScoringEngine,
-    private readonly config: PipelineConfig,
+    engine: ScoringEngine,
+    config: PipelineConfig,
     private readonly metrics: RegistryMetrics,
   ) {
     this.root = resolve(config.BUNDLES_DIR);
+    this.loader = new VersionLoader(engine, this.root, config.bundleLimits, metrics);
     metrics.watch(() => this.list());
   }
 
@@ -183,7 +173,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     await this.tail;
     const loads = [...this.entries.values()].flatMap((e) => e.loads);
     this.entries.clear();
-    await Promise.all(loads.map((load) => this.releaseModels(load.scene)));
+    await Promise.all(loads.map((load) => this.loader.release(load.scene)));
   }
 
   private schedule(): PendingPass {
@@ -279,71 +269,9 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     const current = entry.usable(version);
     if (!folder.complete || current?.fingerprint === folder.fingerprint) return current;
     if (entry.failures.get(version)?.fingerprint === folder.fingerprint) return current;
-    return (await this.load(entry, folder)) ?? current;
-  }
-
-  private async load(entry: SceneEntry, folder: VersionFolder): Promise<LoadedVersion | undefined> {
-    const generation = entry.nextGeneration(folder.version);
-    const load = new LoadedVersion(
-      entry.name,
-      folder.version,
-      generation,
-      folder.dir,
-      folder.fingerprint,
-    );
-    entry.loads.push(load);
-    const label = `bundle ${entry.name}/${folder.version}${generation > 1 ? ` (load ${generation})` : ''}`;
-    this.logger.log(`${label}: loading`);
-    const started = performance.now();
-    let scene: Scene | undefined;
-    let failure: unknown;
-    try {
-      scene = await loadBundle(folder.dir, this.engine, {
-        root: this.root,
-        limits: this.config.bundleLimits,
-        generation,
-        // After boot, traffic runs: new threads start one at a time beside the serving ones.
-        staggeredStart: this.booted,
-      });
-      load.state = 'warming';
-      for (let i = 0; i < WARM_UP.requests; i++)
-        await scoreScene(scene, this.engine, dryRunFrame(WARM_UP.rows));
-    } catch (error) {
-      failure = error;
-    }
-    const after = await readVersionFolder(folder.dir, folder.version).catch(() => undefined);
-    const changed = !after?.complete || after.fingerprint !== folder.fingerprint;
-    const ms = Math.round(performance.now() - started);
-    if (failure === undefined && !changed) {
-      load.scene = scene;
-      load.state = 'ready';
-      load.loadedAt = Date.now();
-      entry.failures.delete(folder.version);
-      this.count(entry, 'loaded', ms);
-      this.logger.log(`${label}: valid, loaded and warm in ${ms} ms`);
-      return load;
-    }
-    entry.loads.splice(entry.loads.indexOf(load), 1);
-    await this.releaseModels(scene);
-    if (changed) {
-      this.count(entry, 'aborted', ms);
-      this.logger.warn(
-        `${label}: its files changed while it was loading; abandoned, tried again on the next scan`,
-      );
-      return undefined;
-    }
-    const reasons =
-      failure instanceof BundleInvalidError
-        ? failure.details
-        : [{ message: (failure as Error)?.message ?? String(failure) }];
-    entry.failures.set(folder.version, {
-      fingerprint: folder.fingerprint,
-      reasons,
-      at: Date.now(),
-    });
-    this.count(entry, 'rejected', ms);
-    this.logger.error(`${label} rejected: ${(failure as Error)?.message ?? failure}`);
-    return undefined;
+    // After boot, traffic runs: the new model threads start one at a time beside the serving ones.
+    const loaded = await this.loader.load(entry, folder, { staggeredStart: this.booted });
+    return loaded ?? current;
   }
 
   /** Makes `stable` the version requests get, in one assignment. */
@@ -373,7 +301,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
         `bundle ${entry.name}/${load.version}: draining (${load.inFlight} request(s) in flight)`,
       );
       void load.whenIdle().then(async () => {
-        await this.releaseModels(load.scene);
+        await this.loader.release(load.scene);
         const index = entry.loads.indexOf(load);
         if (index >= 0) entry.loads.splice(index, 1);
         this.metrics.drainMs.observe({ scene: entry.name }, Date.now() - since);
@@ -381,17 +309,6 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
         if (entry.gone && this.entries.get(entry.name) === entry) this.entries.delete(entry.name);
       });
     }
-  }
-
-  private async releaseModels(scene: Scene | undefined): Promise<void> {
-    if (!scene) return;
-    await Promise.all(
-      scene.models.map((m) =>
-        this.engine.unload(m.id).catch((error: Error) => {
-          this.logger.error(`model ${m.id}: unload failed: ${error.message}`);
-        }),
-      ),
-    );
   }
 
   private notServing(scene: string, entry: SceneEntry | undefined, version?: string): Error {
@@ -404,10 +321,5 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
 
   private notify(notice: ReloadNotice): void {
     for (const listener of this.listeners) listener(notice);
-  }
-
-  private count(entry: SceneEntry, outcome: LoadOutcome, ms: number): void {
-    this.metrics.loads.inc({ scene: entry.name, outcome });
-    this.metrics.loadMs.observe({ scene: entry.name, outcome }, ms);
   }
 }
