@@ -10,7 +10,7 @@ describe('PipelineConfig', () => {
     expect(config.bundleLimits).toEqual({
       maxYamlBytes: 1 << 20,
       maxGoldenBytes: 16 << 20,
-      maxModelBytes: 1 << 30,
+      maxModelBytes: 1 << 29,
     });
     expect(config.BUNDLES_BROADCAST_REDIS_URL).toBe('');
     expect(config.BUNDLES_BROADCAST_CHANNEL).toBe('ranker:bundles');

@@ -33,11 +33,14 @@ export class PipelineConfig {
   @Max(1024 * MIB)
   BUNDLES_MAX_GOLDEN_BYTES = 16 * MIB;
 
-  /** Largest .onnx file of a bundle. */
+  /**
+   * Largest .onnx file of a bundle (every instance reads the whole file into its worker); raise it
+   * for larger models (single-file ONNX stops at 2 GB).
+   */
   @IsInt()
   @Min(1024)
   @Max(64 * 1024 * MIB)
-  BUNDLES_MAX_MODEL_BYTES = 1024 * MIB;
+  BUNDLES_MAX_MODEL_BYTES = 512 * MIB;
 
   /**
    * Redis that carries reload notices between replicas (pub/sub); empty: none, each replica

@@ -16,7 +16,7 @@ export interface BundleLimits {
 export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
   maxYamlBytes: 1024 * 1024,
   maxGoldenBytes: 16 * 1024 * 1024,
-  maxModelBytes: 1024 * 1024 * 1024,
+  maxModelBytes: 512 * 1024 * 1024,
 };
 
 /** A model file the engine may open, or why it may not. */

@@ -342,6 +342,17 @@ describe('loadBundle (real engine)', () => {
       ]);
     });
 
+    it('refuses a 1 GB model file from its size by default, without loading it', async () => {
+      const dir = await bundle();
+      await sparse(join(dir, 'mtl.onnx'), GB);
+      expect(await errorDetails(dir)).toEqual([
+        {
+          path: 'models.mtl.file',
+          message: `mtl.onnx is ${GB} bytes, more than the 536870912 allowed (BUNDLES_MAX_MODEL_BYTES); not read`,
+        },
+      ]);
+    });
+
     it('refuses a model file over BUNDLES_MAX_MODEL_BYTES without loading it', async () => {
       const dir = await bundle();
       const limits = { maxYamlBytes: 1 << 20, maxGoldenBytes: 1 << 20, maxModelBytes: 2_000_000 };
