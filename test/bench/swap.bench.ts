@@ -12,7 +12,8 @@
  *    ranker loads v1 again and swaps back; window as above;
  * then BENCH_SECONDS more of steady load. Steady latencies are those outside every swap window.
  * swap_ms is from the rename (or removal) to the first answer naming the new version, for a
- * request sent after it. Prints each window, the targets with PASS/FAIL, then one JSON line; it
+ * request sent after it. Each window is also paired with the 3 s of steady load just before it
+ * (paired_ratios), which machine drift between distant phases does not move. Prints each window, the targets with PASS/FAIL, then one JSON line; it
  * reports a miss, it does not fail on one.
  */
 import 'reflect-metadata';
@@ -37,6 +38,8 @@ const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 250);
 const CANDIDATES = 100;
 const TOKEN = `bench-swap-${process.pid}-${Date.now()}-token`;
 const TARGET_RATIO = 1.5;
+/** The steady stretch each swap window is paired with: this long, just before the change. */
+const PAIRED_MS = 3000;
 /**
  * The built app, as `npm start` runs it (the npm script builds it first): a swap starts new model
  * workers, and from sources each would first load swc and compile its TypeScript (~0.25 s of CPU
@@ -281,6 +284,12 @@ async function main(): Promise<void> {
       errors[key] = (errors[key] ?? 0) + 1;
     }
     const windowP99s = windows.map((w) => p99(inside(w)));
+    // Each window against the steady seconds just before it, as the house's interleaved rounds
+    // pair phases: machine drift between distant phases cancels out.
+    const beforeP99s = windows.map((w) =>
+      p99(load.sent.filter((s) => s.due >= w.from - PAIRED_MS && s.end < w.from)),
+    );
+    const pairedRatios = windows.map((_, i) => windowP99s[i] / beforeP99s[i]);
     windows.forEach((w, i) => {
       const ms = (t: number) => Math.round(t).toString().padStart(5);
       console.log(
@@ -309,6 +318,9 @@ async function main(): Promise<void> {
       p99_by_swap_ms: windowP99s.map((v) => fixed(v, 1)),
       p99_during_swap_median_ms: fixed(median(windowP99s), 1),
       p99_ratio: fixed(duringP99 / steadyP99, 2),
+      p99_before_swap_ms: beforeP99s.map((v) => fixed(v, 1)),
+      paired_ratios: pairedRatios.map((v) => fixed(v, 2)),
+      paired_ratio_median: fixed(median(pairedRatios), 2),
       p50_steady_ms: fixed(
         percentile(Float64Array.from(steady.map((s) => s.end - s.due)).sort(), 50),
         1,
@@ -325,6 +337,10 @@ async function main(): Promise<void> {
     console.log(
       `  p99_during_swap_ms <= ${TARGET_RATIO} x p99_steady_ms: ${report.p99_during_swap_ms} vs ` +
         `${fixed(TARGET_RATIO * steadyP99, 1)} ${ratioPass ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(
+      `  (each swap against the ${PAIRED_MS / 1000} s before it: p99 ratios ` +
+        `${report.paired_ratios.join(', ')}, median ${report.paired_ratio_median})`,
     );
     if (failed.length > 0) console.log(`errors: ${formatErrors(errors)}`);
     console.log(JSON.stringify(report));
