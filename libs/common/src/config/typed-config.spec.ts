@@ -134,7 +134,9 @@ describe('loadTypedConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigInvalidError);
     const message = (error as Error).message;
-    expect(message).toContain('TOKEN=<secret>: TOKEN must be longer than or equal to 16 characters');
+    expect(message).toContain(
+      'TOKEN=<secret>: TOKEN must be longer than or equal to 16 characters',
+    );
     expect(message).toContain('PIN=<secret>: expected a number');
     expect(message).not.toContain('hunter');
   });
