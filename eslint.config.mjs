@@ -6,8 +6,8 @@ import prettier from 'eslint-config-prettier';
  * The house's import rule (DESIGN.md): apps -> pipeline -> {features, scoring} -> common, through
  * each lib's barrel (`@app/<lib>`) only; specs, benchmarks and tools may also use a lib's
  * `@app/<lib>/testing` entry. Inside libs/pipeline the folders form a stack too:
- * rank -> scene -> rollout -> transforms -> request -> bundle -> fusion, each importing only those
- * below it.
+ * rank -> registry -> scene -> rollout -> transforms -> request -> bundle -> fusion, each importing
+ * only those below it.
  * ESLint's own no-restricted-imports carries the rule (one config block per area, since a later
  * block replaces the rule's options rather than adding to them).
  */
@@ -19,7 +19,16 @@ const LIB_DEPS = {
   scoring: ['common'],
   pipeline: ['common', 'features', 'scoring'],
 };
-const PIPELINE_STACK = ['rank', 'scene', 'rollout', 'transforms', 'request', 'bundle', 'fusion'];
+const PIPELINE_STACK = [
+  'rank',
+  'registry',
+  'scene',
+  'rollout',
+  'transforms',
+  'request',
+  'bundle',
+  'fusion',
+];
 
 const noClimbingOut = [
   {

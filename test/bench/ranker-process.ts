@@ -25,17 +25,27 @@ export class RankerProcess {
     child.stderr?.on('data', keep);
   }
 
-  /** Starts the ranker with `env` on top of this process's environment; resolves once ready. */
-  static async start(env: Record<string, string>, readyWithinMs = 90_000): Promise<RankerProcess> {
+  /**
+   * Starts the ranker with `env` on top of this process's environment; resolves once ready.
+   * `entry` is its sources by default; `dist/apps/ranker/src/main.js` (after `nest build ranker`)
+   * runs the built app, as `npm start` does, whose model workers then start without swc.
+   */
+  static async start(
+    env: Record<string, string>,
+    readyWithinMs = 90_000,
+    entry = 'apps/ranker/src/main.ts',
+  ): Promise<RankerProcess> {
     const port = await freePort();
     const child = spawn(
       process.execPath,
       [
+        // e.g. BENCH_RANKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the ranker.
+        ...(process.env.BENCH_RANKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
         '-r',
         '@swc-node/register',
         '-r',
         join(__dirname, 'ranker-probe.ts'),
-        'apps/ranker/src/main.ts',
+        entry,
       ],
       {
         cwd: repoRoot,

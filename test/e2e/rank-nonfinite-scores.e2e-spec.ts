@@ -43,6 +43,7 @@ describe('non-finite fused scores (ranker app over HTTP, bundle with a partial f
     const yaml = parse(await readFile(file, 'utf8'));
     yaml.fusion = 'ctr.ctr / mtl.ctr + 1 / (1 - mtl.ctr)';
     await writeFile(file, stringify(yaml));
+    await writeFile(join(dir, 'READY'), ''); // written last: the folder is complete
     ranker = await RankerClient.start({ BUNDLES_DIR: root });
   });
   afterAll(async () => {

@@ -37,10 +37,11 @@ export class RankerClient {
     path: string,
     body?: unknown,
     contentType = 'application/json',
+    headers: Record<string, string> = {},
   ): Promise<Reply> {
     const response = await fetch(`${this.baseUrl}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': contentType },
+      headers: body === undefined ? headers : { ...headers, 'content-type': contentType },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
@@ -53,6 +54,20 @@ export class RankerClient {
 
   rank(scene: string, body: unknown): Promise<Reply> {
     return this.request('POST', `/v1/scenes/${scene}/rank`, body);
+  }
+
+  /** The value of one metric series of /metrics (`name{labels}` as printed), 0 when absent. */
+  async metric(series: string): Promise<number> {
+    const text = await (await fetch(`${this.baseUrl}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? 0 : Number(line.slice(series.length + 1));
+  }
+
+  /** An admin API call bearing `token`. */
+  admin(method: string, path: string, token: string): Promise<Reply> {
+    return this.request(method, `/v1/admin${path}`, undefined, undefined, {
+      authorization: `Bearer ${token}`,
+    });
   }
 
   close(): Promise<void> {

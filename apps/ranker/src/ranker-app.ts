@@ -10,6 +10,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ADMIN_FORM_ROUTES } from './admin-page/admin-page.controller';
 import { acceptFormsFor } from './http/form-body';
 import { acceptJsonOnly } from './http/json-body';
+import { AdminConfig } from './admin/admin.config';
 import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
 
@@ -17,8 +18,10 @@ import { RankerModule } from './ranker.module';
 export async function createRankerApp(
   logger?: false | LogLevel[] | LoggerService,
 ): Promise<NestFastifyApplication> {
-  // The adapter exists before the module, so its one setting is read here with the same loader.
+  // The adapter and the module's shape exist before the module, so these settings are read here
+  // with the same loader.
   const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
+  const admin = loadEnvConfig(AdminConfig);
   const adapter = new DrainingFastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
@@ -33,12 +36,16 @@ export async function createRankerApp(
   // off, and Fastify's JSON parser is the only one left. The /admin page's HTML forms are the
   // one exception, on their own routes.
   acceptJsonOnly(adapter.getInstance());
-  acceptFormsFor(adapter.getInstance(), ADMIN_FORM_ROUTES);
-  const app = await NestFactory.create<NestFastifyApplication>(RankerModule, adapter, {
-    abortOnError: false,
-    bodyParser: false,
-    ...(logger === undefined ? {} : { logger }),
-  });
+  if (admin.enabled) acceptFormsFor(adapter.getInstance(), ADMIN_FORM_ROUTES);
+  const app = await NestFactory.create<NestFastifyApplication>(
+    RankerModule.forRoot({ adminEnabled: admin.enabled }),
+    adapter,
+    {
+      abortOnError: false,
+      bodyParser: false,
+      ...(logger === undefined ? {} : { logger }),
+    },
+  );
   app.useGlobalFilters(new HttpExceptionFilter());
   serveOpenApi(app);
   app.enableShutdownHooks();

@@ -1,6 +1,6 @@
 export * from './errors/ranker-error';
 export * from './config/typed-config';
-export * from './config/secret-setting';
+
 export * from './config/kafka.config';
 export * from './metrics/metrics.module';
 export * from './hash/fnv1a';

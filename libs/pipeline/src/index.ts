@@ -3,7 +3,10 @@ export * from './pipeline.config';
 export * from './request/rank-request';
 export * from './request/rank-request-validation';
 export * from './rank/rank.service';
-export * from './scene/scene-registry';
+export * from './registry/scene-registry';
+export * from './registry/scene-listing';
+export type { VersionState } from './registry/loaded-version';
+export { FOLDER_NAME as BUNDLE_FOLDER_NAME, READY_FILE } from './registry/version-folders';
 // Rollout: what the app's admin API needs. The plan, the guard and the comparison are driven by
 // the scene registry and the rank path inside this lib.
 export * from './rollout/traffic-config';

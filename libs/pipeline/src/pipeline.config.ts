@@ -1,9 +1,57 @@
-import { IsInt, IsNotEmpty, Max, Min } from 'class-validator';
+import { IsInt, IsNotEmpty, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { BundleLimits } from './scene/bundle-files';
+
+const MIB = 1024 * 1024;
 
 export class PipelineConfig {
   /** Folder of bundles: `<BUNDLES_DIR>/<scene>/<version>/pipeline.yaml`. */
   @IsNotEmpty()
   BUNDLES_DIR = 'models';
+
+  /**
+   * How often BUNDLES_DIR is scanned for versions that appeared, changed or were removed; 0 never
+   * scans after boot (reloads then come only from the admin API and the broadcast).
+   */
+  @IsInt()
+  @ValidateIf((config: PipelineConfig) => config.BUNDLES_POLL_INTERVAL_MS !== 0)
+  @Min(100, { message: 'must be 0 (off) or at least 100 ms' })
+  @Max(3_600_000)
+  BUNDLES_POLL_INTERVAL_MS = 5000;
+
+  /** Largest pipeline.yaml; a larger one is refused from its size, never read. */
+  @IsInt()
+  @Min(1024)
+  @Max(64 * MIB)
+  BUNDLES_MAX_YAML_BYTES = MIB;
+
+  /**
+   * Largest golden.jsonl; a larger one is refused from its size, never read. Its lines are parsed
+   * on the serving thread between golden requests, so a huge line would stall it briefly.
+   */
+  @IsInt()
+  @Min(1024)
+  @Max(1024 * MIB)
+  BUNDLES_MAX_GOLDEN_BYTES = 16 * MIB;
+
+  /**
+   * Largest .onnx file of a bundle (every instance reads the whole file into its worker); raise it
+   * for larger models (single-file ONNX stops at 2 GB).
+   */
+  @IsInt()
+  @Min(1024)
+  @Max(64 * 1024 * MIB)
+  BUNDLES_MAX_MODEL_BYTES = 512 * MIB;
+
+  /**
+   * Redis that carries reload notices between replicas (pub/sub); empty: none, each replica
+   * follows BUNDLES_DIR by polling alone. A Cluster node's URL works too (PUBLISH reaches every node).
+   */
+  @Matches(/^$|^rediss?:\/\/\S+$/, { message: 'must be empty or a redis:// or rediss:// URL' })
+  BUNDLES_BROADCAST_REDIS_URL = '';
+
+  /** Pub/sub channel of the reload notices; replicas that should follow each other share it. */
+  @Matches(/^[\w:.-]{1,200}$/, { message: 'must be 1-200 letters, digits, _ : . -' })
+  BUNDLES_BROADCAST_CHANNEL = 'ranker:bundles';
 
   /** Requests with more candidates are refused with 400. */
   @IsInt()
@@ -16,4 +64,12 @@ export class PipelineConfig {
   @Min(0)
   @Max(60_000)
   RANK_DEFAULT_TIMEOUT_MS = 0;
+
+  get bundleLimits(): BundleLimits {
+    return {
+      maxYamlBytes: this.BUNDLES_MAX_YAML_BYTES,
+      maxGoldenBytes: this.BUNDLES_MAX_GOLDEN_BYTES,
+      maxModelBytes: this.BUNDLES_MAX_MODEL_BYTES,
+    };
+  }
 }

@@ -41,6 +41,12 @@ export interface ModelLoadOptions {
   session?: Partial<SessionOptions>;
   batching?: Partial<BatchingOptions>;
   warmup?: Partial<WarmupOptions>;
+  /**
+   * Start the instances one after another instead of all at once: the load takes longer, but
+   * never puts more than one starting thread beside the models already serving on the cores
+   * (for loads while traffic runs, e.g. a new bundle version). Default false.
+   */
+  staggeredStart?: boolean;
 }
 
 export const DEFAULT_BATCHING: BatchingOptions = {
@@ -68,6 +74,7 @@ export interface ResolvedModelOptions {
   session: SessionOptions;
   batching: BatchingOptions;
   warmup: WarmupOptions;
+  staggeredStart: boolean;
 }
 
 export function resolveModelOptions(
@@ -82,5 +89,6 @@ export function resolveModelOptions(
     session: { ...DEFAULT_SESSION, ...options.session },
     batching: { ...DEFAULT_BATCHING, ...options.batching },
     warmup: { ...DEFAULT_WARMUP, ...options.warmup },
+    staggeredStart: options.staggeredStart ?? false,
   };
 }

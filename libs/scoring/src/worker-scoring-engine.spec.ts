@@ -20,11 +20,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { Registry } from 'prom-client';
-import { ModelLoadOptions } from './model-options';
+import { ModelLoadOptions, resolveModelOptions } from './model-options';
 import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
 import { InputFeeds, OutputTensors } from './tensor-types';
 import { WorkerScoringEngine } from './worker-scoring-engine';
+import { CoreBudget } from './worker/core-budget';
+import { InstancePool } from './worker/instance-pool';
 
 const MODEL = join(__dirname, '../../../models/feed/v1/ctr.onnx');
 /** Far longer than any test: a batch that leaves before it did not wait for the delay. */
@@ -512,6 +514,26 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(after.live).toHaveLength(2);
       const feeds = ctrFeeds(600, 9);
       expectClose((await bounded(score('twice', feeds), 'score')).ctr.data, await raw(feeds));
+    });
+
+    it('starts the instances one after another with staggeredStart, all at once without', async () => {
+      const pool = (staggeredStart: boolean) =>
+        new InstancePool(
+          resolveModelOptions({ id: 'pool', file: MODEL, instances: 3, staggeredStart }, 1),
+          () => undefined,
+          new CoreBudget(2),
+        );
+      const staggered = pool(true);
+      const starting = staggered.start();
+      expect(staggered.live).toHaveLength(1);
+      await bounded(starting, 'staggered start');
+      expect(staggered.live).toHaveLength(3);
+      await staggered.close();
+      const together = pool(false);
+      const all = together.start();
+      expect(together.live).toHaveLength(3);
+      await bounded(all, 'start');
+      await together.close();
     });
 
     it('unload fails queued work and later requests fail fast', async () => {

@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AdminConfig } from './admin.config';
+import { AdminConfig } from '../admin/admin.config';
 import { AdminPageMetrics } from './admin-page.metrics';
 import { renderAdminPage } from './admin-page.render';
 import { AdminPageSource } from './admin-page.source';

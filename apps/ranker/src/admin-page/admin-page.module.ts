@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { typedConfigProvider } from '@app/common';
 import { PipelineModule } from '@app/pipeline';
-import { AdminConfig } from './admin.config';
+import { AdminConfig } from '../admin/admin.config';
 import { AdminPageController } from './admin-page.controller';
 import { AdminPageMetrics } from './admin-page.metrics';
 import { AdminPageSource } from './admin-page.source';

@@ -1,5 +1,5 @@
 import { loadTypedConfig } from '@app/common';
-import { AdminConfig } from './admin.config';
+import { AdminConfig } from '../admin/admin.config';
 import { AdminSessions } from './admin-sessions';
 
 const TOKEN = 'the-admin-token-0123456789';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AdminConfig } from './admin.config';
+import { AdminConfig } from '../admin/admin.config';
 
 const FORMAT = 'v1';
 const VALUE = /^v1\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;

@@ -19,7 +19,11 @@ describe('RegistryAdminPageSource', () => {
     }
     return {
       status: () => serving.map(([scene, version]) => ({ scene, version })),
-      get: (scene: string) => ({ dir: folders.get(scene)! }),
+      describe: (scene: string) => ({
+        versions: serving
+          .filter(([name]) => name === scene)
+          .map(([, version]) => ({ version, dir: folders.get(scene)! })),
+      }),
     } as unknown as SceneRegistry;
   }
 

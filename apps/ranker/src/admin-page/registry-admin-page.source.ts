@@ -36,11 +36,16 @@ export class RegistryAdminPageSource extends AdminPageSource {
           version,
           state: 'serving',
           reasons: [],
-          validation: await servedValidation(this.registry.get(scene).dir),
+          validation: await servedValidation(this.servingDir(scene, version)),
         },
       ],
       traffic: { stable: version, experiments: [] },
     };
+  }
+
+  private servingDir(scene: string, version: string): string {
+    const listed = this.registry.describe(scene)?.versions.find((v) => v.version === version);
+    return listed?.dir ?? '';
   }
 }
 

@@ -45,6 +45,8 @@ export class HttpExceptionFilter implements ExceptionFilter {
       this.logger.warn(`${call}: ${status} ${body.code} ${body.message}`);
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) reply.header('retry-after', '1');
+    if (status === HttpStatus.UNAUTHORIZED)
+      reply.header('www-authenticate', 'Bearer realm="ranker-admin"');
     // Nobody reads the answer to an aborted upload; Fastify drops it with the socket.
     reply.status(status).send(body);
   }

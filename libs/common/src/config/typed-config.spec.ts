@@ -1,6 +1,6 @@
-import { IsBoolean, IsIn, IsInt, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, Max, Min, MinLength } from 'class-validator';
 import { ConfigInvalidError } from '../errors/ranker-error';
-import { loadTypedConfig } from './typed-config';
+import { loadTypedConfig, Secret } from './typed-config';
 
 class ExampleConfig {
   @IsIn(['memory', 'redis'])
@@ -114,5 +114,30 @@ describe('loadTypedConfig', () => {
   it('reports a conversion error once, not again as a validation error', () => {
     const error = errorOf({ PORT: 'abc' });
     expect(error.details.map((d) => d.message)).toEqual(['PORT="abc": expected a number']);
+  });
+
+  it('names a bad secret without printing its value', () => {
+    class WithSecret {
+      @Secret()
+      @MinLength(16)
+      TOKEN = 'a-default-token-long-enough';
+
+      @Secret()
+      @IsInt()
+      PIN = 0;
+    }
+    let error: unknown;
+    try {
+      loadTypedConfig(WithSecret, env({ TOKEN: 'hunter2', PIN: 'hunter3' }));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigInvalidError);
+    const message = (error as Error).message;
+    expect(message).toContain(
+      'TOKEN=<secret>: TOKEN must be longer than or equal to 16 characters',
+    );
+    expect(message).toContain('PIN=<secret>: expected a number');
+    expect(message).not.toContain('hunter');
   });
 });

@@ -2,9 +2,22 @@ import { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { validateSync } from 'class-validator';
 import { ConfigInvalidError } from '../errors/ranker-error';
-import { shownValue } from './secret-setting';
 
 type ConfigClass<T> = new () => T;
+
+const SECRETS = new WeakMap<object, Set<string>>();
+
+/**
+ * Marks a setting as a secret (a token, a password): a bad value is reported by its name only,
+ * never printed.
+ */
+export function Secret(): PropertyDecorator {
+  return (prototype, key) => {
+    const keys = SECRETS.get(prototype) ?? new Set<string>();
+    keys.add(String(key));
+    SECRETS.set(prototype, keys);
+  };
+}
 
 /**
  * Builds a typed, validated config object from environment variables. Every property of the class
@@ -16,6 +29,9 @@ export function loadTypedConfig<T extends object>(
   read: (name: string) => string | undefined,
 ): T {
   const config = new cls();
+  const secrets = SECRETS.get(cls.prototype) ?? new Set<string>();
+  const shown = (key: string, value: unknown) =>
+    secrets.has(key) ? `${key}=<secret>` : `${key}=${JSON.stringify(value)}`;
   const problems: string[] = [];
   for (const key of Object.keys(config) as (keyof T & string)[]) {
     const raw = read(key);
@@ -23,19 +39,15 @@ export function loadTypedConfig<T extends object>(
     const fallback = config[key] as unknown;
     const converted = convert(raw, fallback);
     if (converted === undefined) {
-      problems.push(`${key}=${shownValue(config, key, raw)}: expected a ${typeof fallback}`);
+      problems.push(`${shown(key, raw)}: expected a ${typeof fallback}`);
       continue;
     }
     (config as Record<string, unknown>)[key] = converted;
   }
   for (const error of validateSync(config, { forbidUnknownValues: false })) {
-    const value = shownValue(
-      config,
-      error.property,
-      (config as Record<string, unknown>)[error.property],
-    );
+    const value = (config as Record<string, unknown>)[error.property];
     problems.push(
-      `${error.property}=${value}: ${Object.values(error.constraints ?? {}).join(', ')}`,
+      `${shown(error.property, value)}: ${Object.values(error.constraints ?? {}).join(', ')}`,
     );
   }
   if (problems.length > 0) {

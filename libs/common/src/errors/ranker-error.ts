@@ -27,6 +27,18 @@ export class RequestInvalidError extends RankerError {
   readonly status = 400;
 }
 
+/** No credentials, or credentials in a form the route does not take. */
+export class UnauthorizedError extends RankerError {
+  readonly code = 'UNAUTHORIZED';
+  readonly status = 401;
+}
+
+/** Credentials that are not the right ones. */
+export class ForbiddenError extends RankerError {
+  readonly code = 'FORBIDDEN';
+  readonly status = 403;
+}
+
 export class SceneNotFoundError extends RankerError {
   readonly code = 'SCENE_NOT_FOUND';
   readonly status = 404;

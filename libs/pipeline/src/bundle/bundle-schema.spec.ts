@@ -304,6 +304,30 @@ describe('parseBundleSpec', () => {
         /'mtl\.cvr' is not a model output \(known: ctr\.ctr\)/,
       ],
       [
+        'a fusion reaching for a global (process.exit)',
+        (s) => (s.fusion = 'ctr.ctr + process.exit'),
+        'fusion',
+        /'process\.exit' is not a model output \(known: ctr\.ctr\)/,
+      ],
+      [
+        'a fusion calling constructor()',
+        (s) => (s.fusion = 'constructor(ctr.ctr)'),
+        'fusion',
+        /unknown function 'constructor'/,
+      ],
+      [
+        'a fusion naming this',
+        (s) => (s.fusion = 'this'),
+        'fusion',
+        /'this' must be <model>\.<output> or a function call/,
+      ],
+      [
+        'a model file given as an absolute path',
+        (s) => (s.models.ctr.file = '/etc/ctr.onnx'),
+        'models.ctr.file',
+        /must match/,
+      ],
+      [
         'a model file that is not .onnx',
         (s) => (s.models.ctr.file = 'ctr.pt'),
         'models.ctr.file',

@@ -1,4 +1,11 @@
-import { FUSION_FUNCTIONS, FusionFunction, FusionNode, parseFusion } from './fusion-parser';
+import {
+  FUSION_FUNCTIONS,
+  FusionFunction,
+  FusionNode,
+  MAX_FUSION_DEPTH,
+  MAX_FUSION_LENGTH,
+  parseFusion,
+} from './fusion-parser';
 
 const num = (value: number): FusionNode => ({ kind: 'num', value });
 const v = (name: string): FusionNode => ({ kind: 'var', name });
@@ -190,6 +197,61 @@ describe('parseFusion', () => {
 
     it('rejects a trailing comma', () => {
       expect(() => parseFusion('min(a.x, )')).toThrow("unexpected ')' at column 10");
+    });
+  });
+
+  describe('hostile expressions (nothing is evaluated as code)', () => {
+    it.each([
+      'constructor',
+      'toString',
+      '__proto__',
+      'hasOwnProperty',
+      'valueOf',
+      'eval',
+      'require',
+    ])('refuses %s(...) as an unknown function, not as a JavaScript built-in', (name) => {
+      expect(() => parseFusion(`${name}(1)`)).toThrow(`unknown function '${name}'`);
+    });
+
+    it.each(['this', 'process', 'globalThis', 'constructor'])(
+      'refuses the bare name %s',
+      (name) => {
+        expect(() => parseFusion(`1 + ${name}`)).toThrow(
+          `'${name}' must be <model>.<output> or a function call at column 5`,
+        );
+      },
+    );
+
+    it('reads process.exit or this.constructor only as <model>.<output> names (the schema refuses them)', () => {
+      expect(parseFusion('process.exit + this.constructor').variables).toEqual([
+        'process.exit',
+        'this.constructor',
+      ]);
+    });
+
+    it('refuses JavaScript syntax: strings, brackets, assignments, arrows', () => {
+      for (const text of ["'a'", 'a.b[0]', 'a.b = 1', '() => 1', 'a.b ? 1 : 2', '`x`'])
+        expect(() => parseFusion(text)).toThrow(/unexpected/);
+    });
+
+    it(`refuses nesting deeper than ${MAX_FUSION_DEPTH} levels with a clear message`, () => {
+      const deep = '('.repeat(100_000) + 'a.x' + ')'.repeat(100_000);
+      expect(() => parseFusion(deep.slice(0, MAX_FUSION_LENGTH))).toThrow(
+        `nested deeper than ${MAX_FUSION_DEPTH} levels at column ${MAX_FUSION_DEPTH + 1}`,
+      );
+      const calls = 'abs('.repeat(MAX_FUSION_DEPTH + 1) + 'a.x' + ')'.repeat(MAX_FUSION_DEPTH + 1);
+      expect(() => parseFusion(calls)).toThrow(`nested deeper than ${MAX_FUSION_DEPTH} levels`);
+      const negations = '-'.repeat(MAX_FUSION_DEPTH + 1) + 'a.x';
+      expect(() => parseFusion(negations)).toThrow(`nested deeper than ${MAX_FUSION_DEPTH} levels`);
+      const fits = '('.repeat(MAX_FUSION_DEPTH) + 'a.x' + ')'.repeat(MAX_FUSION_DEPTH);
+      expect(parseFusion(fits).ast).toEqual(v('a.x'));
+    });
+
+    it(`refuses an expression longer than ${MAX_FUSION_LENGTH} characters before reading it`, () => {
+      const long = Array.from({ length: 5000 }, () => 'a.x').join('+');
+      expect(() => parseFusion(long)).toThrow(
+        `expression is ${long.length} characters long, more than the ${MAX_FUSION_LENGTH} allowed`,
+      );
     });
   });
 

@@ -30,13 +30,31 @@ export interface ParsedFusion {
   variables: string[];
 }
 
+/** Longer expressions are refused: every row of every request walks the whole expression. */
+export const MAX_FUSION_LENGTH = 10_000;
+/** Deeper nesting is refused before it can exhaust the parser's (or an evaluation's) stack. */
+export const MAX_FUSION_DEPTH = 64;
+
 const TOKEN =
   /(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)|([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)|([-+*/(),])/y;
 
 export function parseFusion(text: string): ParsedFusion {
+  if (text.length > MAX_FUSION_LENGTH) {
+    throw new Error(
+      `expression is ${text.length} characters long, more than the ${MAX_FUSION_LENGTH} allowed`,
+    );
+  }
   const tokens = tokenize(text);
   const variables: string[] = [];
   let pos = 0;
+  let depth = 0;
+  const nested = <T>(at: number, parse: () => T): T => {
+    if (++depth > MAX_FUSION_DEPTH)
+      throw syntax(text, at, `nested deeper than ${MAX_FUSION_DEPTH} levels`);
+    const node = parse();
+    depth--;
+    return node;
+  };
 
   const peek = () => tokens[pos]?.text;
   const expect = (t: string) => {
@@ -62,8 +80,8 @@ export function parseFusion(text: string): ParsedFusion {
   };
   const unary = (): FusionNode => {
     if (peek() === '-') {
-      pos++;
-      return { kind: 'neg', arg: unary() };
+      const at = tokens[pos++].at;
+      return { kind: 'neg', arg: nested(at, unary) };
     }
     if (peek() === '+') pos++;
     return primary();
@@ -74,12 +92,12 @@ export function parseFusion(text: string): ParsedFusion {
     pos++;
     if (token.kind === 'num') return { kind: 'num', value: Number(token.text) };
     if (token.text === '(') {
-      const inner = additive();
+      const inner = nested(token.at, additive);
       expect(')');
       return inner;
     }
     if (token.kind !== 'name') throw syntax(text, token.at, `unexpected '${token.text}'`);
-    if (peek() === '(') return call(token.text, token.at);
+    if (peek() === '(') return nested(token.at, () => call(token.text, token.at));
     if (!token.text.includes('.')) {
       throw syntax(text, token.at, `'${token.text}' must be <model>.<output> or a function call`);
     }
@@ -87,7 +105,8 @@ export function parseFusion(text: string): ParsedFusion {
     return { kind: 'var', name: token.text };
   };
   const call = (name: string, at: number): FusionNode => {
-    if (!(name in FUSION_FUNCTIONS)) {
+    // Own keys only: `constructor`, `toString` or `__proto__` are not functions of the language.
+    if (!Object.hasOwn(FUSION_FUNCTIONS, name)) {
       throw syntax(
         text,
         at,

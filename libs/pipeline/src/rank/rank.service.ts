@@ -4,7 +4,8 @@ import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { PipelineMetrics } from '../pipeline.metrics';
-import { SceneRegistry } from '../scene/scene-registry';
+import { SceneRegistry } from '../registry/scene-registry';
+import { Scene } from '../scene/scene';
 import { scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { RankRequest, RankResult } from '../request/rank-request';
@@ -25,11 +26,22 @@ export class RankService {
     private readonly metrics: PipelineMetrics,
   ) {}
 
-  /** `request` has passed validateRankRequest at its edge. */
+  /**
+   * `request` has passed validateRankRequest at its edge. It runs to the end on the version it
+   * started on: the lease keeps that version's models loaded through any swap meanwhile.
+   */
   async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
+    const lease = this.registry.acquire(sceneName);
+    try {
+      return await this.rankOn(lease.scene, request);
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async rankOn(scene: Scene, request: RankRequest): Promise<RankResult> {
     const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
-    const scene = this.registry.get(sceneName);
     const labels = { scene: scene.spec.scene, version: scene.spec.version };
     const itemIds = request.candidates.map((c) => c.id);
     const fetched = await this.store.fetch(

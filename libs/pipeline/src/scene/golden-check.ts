@@ -1,12 +1,11 @@
 import { BundleInvalidError, ErrorDetail, RequestInvalidError } from '@app/common';
 import { FeatureRow } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { validateRankRequest } from '../request/rank-request-validation';
 import { Scene } from './scene';
 import { scoreScene } from './scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
+import { BundleFiles } from './bundle-files';
 
 export const GOLDEN_FILE = 'golden.jsonl';
 
@@ -26,13 +25,17 @@ export interface GoldenCase {
  * the expected ones within `golden.tolerance`. Golden requests carry all their features (the
  * store is not read), so they give the same scores wherever the bundle is loaded.
  */
-export async function checkGolden(scene: Scene, engine: ScoringEngine): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(join(scene.dir, GOLDEN_FILE), 'utf8');
-  } catch {
-    return 0;
-  }
+export async function checkGolden(
+  scene: Scene,
+  engine: ScoringEngine,
+  files = new BundleFiles(scene.dir),
+): Promise<number> {
+  const text = await files.readText(
+    GOLDEN_FILE,
+    files.limits.maxGoldenBytes,
+    'BUNDLES_MAX_GOLDEN_BYTES',
+  );
+  if (text === undefined) return 0;
   const errors: ErrorDetail[] = [];
   let cases = 0;
   const lines = text.split('\n');

@@ -5,18 +5,27 @@
  */
 import 'reflect-metadata';
 import { BundleInvalidError } from '@app/common';
-import { ScoringConfig, ScoringMetrics } from '@app/scoring';
-import { WorkerScoringEngine } from '@app/scoring/testing';
+import { smallWorkerEngine, WorkerScoringEngine } from '@app/scoring/testing';
 import { Logger } from '@nestjs/common';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  open,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
 import { parse, stringify } from 'yaml';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { scoreScene } from './scene-scorer';
-import { loadBundle, PIPELINE_FILE } from './scene-loader';
+import { LoadBundleOptions, loadBundle, MAX_YAML_ALIASES, PIPELINE_FILE } from './scene-loader';
 import { checkGolden, GOLDEN_FILE } from './golden-check';
 
 const EXAMPLE = join(__dirname, '../../../../models/feed/v1');
@@ -45,11 +54,11 @@ describe('loadBundle (real engine)', () => {
     return dir;
   }
 
-  /** The YAML paths of the BundleInvalidError loading `dir` throws; fails if it loads. */
-  async function errorPaths(dir: string): Promise<string[]> {
+  /** The details of the BundleInvalidError loading `dir` throws; fails if it loads. */
+  async function errorDetails(dir: string, options?: LoadBundleOptions) {
     let error: unknown;
     try {
-      await loadBundle(dir, engine);
+      await loadBundle(dir, engine, options);
     } catch (e) {
       error = e;
     }
@@ -58,19 +67,18 @@ describe('loadBundle (real engine)', () => {
     expect(invalid.code).toBe('BUNDLE_INVALID');
     expect(invalid.bundleDir).toBe(dir);
     for (const id of MODEL_IDS) expect(engine.pool(id)).toBeUndefined();
-    return invalid.details.map((d) => d.path ?? '');
+    return invalid.details;
+  }
+
+  /** The YAML paths of the BundleInvalidError loading `dir` throws; fails if it loads. */
+  async function errorPaths(dir: string): Promise<string[]> {
+    return (await errorDetails(dir)).map((d) => d.path ?? '');
   }
 
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
     root = await mkdtemp(join(tmpdir(), 'ranker-bundle-spec-'));
-    engine = new WorkerScoringEngine(
-      Object.assign(new ScoringConfig(), {
-        SCORING_DEFAULT_INSTANCES: 1,
-        SCORING_MAX_CONCURRENT_BATCHES: 2,
-      }),
-      new ScoringMetrics(new Registry()),
-    );
+    engine = smallWorkerEngine();
   });
 
   afterAll(async () => {
@@ -244,5 +252,140 @@ describe('loadBundle (real engine)', () => {
       expect(await checkGolden(scene, engine)).toBe(0);
       await Promise.all(scene.models.map((m) => engine.unload(m.id)));
     });
+  });
+
+  describe('hostile bundle files', () => {
+    /** A sparse file of `bytes` bytes: nothing is written, so it costs no disk. */
+    async function sparse(file: string, bytes: number): Promise<void> {
+      const handle = await open(file, 'w');
+      await handle.truncate(bytes);
+      await handle.close();
+    }
+    const GB = 1_000_000_000;
+
+    it('refuses a model file that is a symlink out of the bundles folder', async () => {
+      const outside = join(root, 'outside-ctr.onnx');
+      await cp(join(EXAMPLE, 'ctr.onnx'), outside);
+      const dir = await bundle(async (_y, d) => {
+        await rm(join(d, 'ctr.onnx'));
+        await symlink(outside, join(d, 'ctr.onnx'));
+      });
+      const details = await errorDetails(dir);
+      expect(details).toEqual([
+        {
+          path: 'models.ctr.file',
+          message: expect.stringMatching(/^ctr\.onnx resolves to .*outside the bundles folder/),
+        },
+      ]);
+    });
+
+    it('loads a model file linked from another version inside the bundles folder', async () => {
+      const dir = await bundle(async (_y, d) => {
+        const shared = join(d, '..', 'v0');
+        await mkdir(shared);
+        await rename(join(d, 'ctr.onnx'), join(shared, 'ctr.onnx'));
+        await symlink('../v0/ctr.onnx', join(d, 'ctr.onnx'));
+      });
+      const scene = await loadBundle(dir, engine);
+      await Promise.all(scene.models.map((m) => engine.unload(m.id)));
+    });
+
+    it('refuses a pipeline.yaml linked to a file outside, without quoting it', async () => {
+      const dir = await bundle();
+      await rm(join(dir, PIPELINE_FILE));
+      await symlink('/etc/passwd', join(dir, PIPELINE_FILE));
+      const details = await errorDetails(dir);
+      expect(details).toEqual([
+        { path: PIPELINE_FILE, message: expect.stringContaining('outside the bundles folder') },
+      ]);
+      expect(details[0].message).not.toContain('root:');
+    });
+
+    it('refuses a version folder that is a link out of the bundles folder', async () => {
+      const real = await bundle();
+      const outside = join(root, 'outside-v1');
+      await rename(real, outside);
+      await symlink(outside, real);
+      expect(await errorDetails(real)).toEqual([
+        { message: expect.stringMatching(/^the version folder resolves to .*outside/) },
+      ]);
+    });
+
+    it('refuses a YAML alias bomb before it expands', async () => {
+      const dir = await bundle();
+      const lines = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+      let previous = 'a';
+      for (const name of 'bcdefghi') {
+        lines.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+        previous = name;
+      }
+      await writeFile(join(dir, PIPELINE_FILE), lines.join('\n'));
+      expect(await errorDetails(dir)).toEqual([
+        {
+          path: PIPELINE_FILE,
+          message: expect.stringContaining(`aliases may expand at most ${MAX_YAML_ALIASES} times`),
+        },
+      ]);
+    });
+
+    it.each([
+      [PIPELINE_FILE, 1048576, 'BUNDLES_MAX_YAML_BYTES'],
+      [GOLDEN_FILE, 16777216, 'BUNDLES_MAX_GOLDEN_BYTES'],
+    ])('refuses a 1 GB %s from its size, without reading it', async (file, limit, setting) => {
+      const dir = await bundle();
+      await sparse(join(dir, file), GB);
+      expect(await errorDetails(dir)).toEqual([
+        {
+          path: file,
+          message: `${GB} bytes, more than the ${limit} allowed (${setting}); not read`,
+        },
+      ]);
+    });
+
+    it('refuses a 1 GB model file from its size by default, without loading it', async () => {
+      const dir = await bundle();
+      await sparse(join(dir, 'mtl.onnx'), GB);
+      expect(await errorDetails(dir)).toEqual([
+        {
+          path: 'models.mtl.file',
+          message: `mtl.onnx is ${GB} bytes, more than the 536870912 allowed (BUNDLES_MAX_MODEL_BYTES); not read`,
+        },
+      ]);
+    });
+
+    it('refuses a model file over BUNDLES_MAX_MODEL_BYTES without loading it', async () => {
+      const dir = await bundle();
+      const limits = { maxYamlBytes: 1 << 20, maxGoldenBytes: 1 << 20, maxModelBytes: 2_000_000 };
+      expect(await errorDetails(dir, { limits })).toEqual([
+        {
+          path: 'models.ctr.file',
+          message: expect.stringMatching(
+            /^ctr\.onnx is \d+ bytes, more than the 2000000 allowed \(BUNDLES_MAX_MODEL_BYTES\)/,
+          ),
+        },
+      ]);
+    });
+
+    it('refuses a pipeline.yaml that is a FIFO without waiting for a writer', async () => {
+      const dir = await bundle();
+      await rm(join(dir, PIPELINE_FILE));
+      execFileSync('mkfifo', [join(dir, PIPELINE_FILE)]);
+      expect(await errorDetails(dir)).toEqual([
+        { path: PIPELINE_FILE, message: 'not a regular file' },
+      ]);
+    });
+  });
+
+  it('loads a second generation of a loaded version beside the first, under its own ids', async () => {
+    const dir = await bundle();
+    const first = await loadBundle(dir, engine);
+    const second = await loadBundle(dir, engine, { generation: 2 });
+    try {
+      expect(second.models.map((m) => m.id)).toEqual(['feed/v1#2/ctr', 'feed/v1#2/mtl']);
+      for (const id of [...MODEL_IDS, 'feed/v1#2/ctr', 'feed/v1#2/mtl'])
+        expect(engine.pool(id)?.live.length).toBe(1);
+    } finally {
+      await Promise.all([...first.models, ...second.models].map((m) => engine.unload(m.id)));
+    }
   });
 });

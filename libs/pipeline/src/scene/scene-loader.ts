@@ -1,8 +1,6 @@
 import { BundleInvalidError, ErrorDetail, ExecutionProviderUnavailableError } from '@app/common';
 import { ModelLoadOptions, ScoringEngine } from '@app/scoring';
-import { access, readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { parseDocument } from 'yaml';
+import { basename, dirname } from 'node:path';
 import { compileFusion } from '../fusion/fusion-compiler';
 import { Scene, SceneModel } from './scene';
 import { resolveFusionInputs, scoreScene } from './scene-scorer';
@@ -10,12 +8,33 @@ import { FeatureValues } from '../transforms/feature-values';
 import { ItemRowCache } from '../transforms/item-row-cache';
 import { TensorBuilder } from '../transforms/tensor-builder';
 import { BundleSpec, ModelSpec } from '../bundle/bundle-definition';
-import { readBundleSpec } from '../bundle/bundle-schema';
 import { checkModelContract } from '../bundle/model-contract-check';
 import { dryRunFrame } from './dry-run-frame';
 import { checkGolden } from './golden-check';
+import { BundleFiles, BundleLimits } from './bundle-files';
+import { PIPELINE_FILE } from './spec-text';
+import { readSpecOffThread } from './spec-thread';
 
-export const PIPELINE_FILE = 'pipeline.yaml';
+export { MAX_YAML_ALIASES, PIPELINE_FILE } from './spec-text';
+
+export interface LoadBundleOptions {
+  /** Score golden.jsonl (default true). */
+  golden?: boolean;
+  /** BUNDLES_DIR: no file may resolve outside it; by default the folder above the scene folder. */
+  root?: string;
+  limits?: BundleLimits;
+  /**
+   * Which load of this version this is, when the same version is loaded again (its files changed)
+   * while an earlier load still serves: engine ids then read `<scene>/<version>#<n>/<model>`, so
+   * the new models never replace the serving ones. 1 (the default) keeps `<scene>/<version>/<model>`.
+   */
+  generation?: number;
+  /**
+   * Start each model's instances one after another (ModelLoadOptions.staggeredStart): for loads
+   * beside models that serve traffic.
+   */
+  staggeredStart?: boolean;
+}
 
 /**
  * Loads `<root>/<scene>/<version>/`: parses and validates pipeline.yaml, loads each model into the
@@ -28,24 +47,20 @@ export const PIPELINE_FILE = 'pipeline.yaml';
 export async function loadBundle(
   dir: string,
   engine: ScoringEngine,
-  { golden = true }: { golden?: boolean } = {},
+  { golden = true, root, limits, generation = 1, staggeredStart = false }: LoadBundleOptions = {},
 ): Promise<Scene> {
-  const { spec, errors } = await readSpec(dir);
+  const files = new BundleFiles(dir, root, limits);
+  const { spec, errors } = await readSpec(files);
   const loaded: string[] = [];
   try {
     const checked: { model: ModelSpec; id: string }[] = [];
     for (const model of checkableModels(spec, errors)) {
-      const file = join(dir, model.file);
-      const options = loadOptions(spec, model, file);
-      try {
-        await access(file);
-      } catch {
-        errors.push({
-          path: `models.${model.name}.file`,
-          message: `${model.file} not found in ${dir}`,
-        });
+      const found = await files.modelFile(model.file);
+      if ('problem' in found) {
+        errors.push({ path: `models.${model.name}.file`, message: found.problem });
         continue;
       }
+      const options = { ...loadOptions(spec, model, found.file, generation), staggeredStart };
       let metadata;
       try {
         ({ metadata } = await engine.load(options));
@@ -81,7 +96,7 @@ export async function loadBundle(
     const fusionInputs = resolveFusionInputs(models, fusion.variables);
     const scene: Scene = { spec, dir, models, fusion, fusionInputs };
     await dryRun(scene, engine);
-    if (golden) await checkGolden(scene, engine);
+    if (golden) await checkGolden(scene, engine, files);
     return scene;
   } catch (error) {
     await Promise.all(loaded.map((id) => engine.unload(id).catch(() => undefined)));
@@ -89,9 +104,15 @@ export async function loadBundle(
   }
 }
 
-function loadOptions(spec: BundleSpec, model: ModelSpec, file: string): ModelLoadOptions {
+function loadOptions(
+  spec: BundleSpec,
+  model: ModelSpec,
+  file: string,
+  generation: number,
+): ModelLoadOptions {
+  const version = generation > 1 ? `${spec.version}#${generation}` : spec.version;
   return {
-    id: `${spec.scene}/${spec.version}/${model.name}`,
+    id: `${spec.scene}/${version}/${model.name}`,
     file,
     labels: { model: `${spec.scene}/${model.name}`, version: spec.version },
     instances: model.instances,
@@ -117,25 +138,19 @@ function checkableModels(spec: BundleSpec, errors: readonly ErrorDetail[]): Mode
   return spec.models.filter((model) => !broken(`models.${model.name}`));
 }
 
-async function readSpec(dir: string): Promise<{ spec: BundleSpec; errors: ErrorDetail[] }> {
-  const file = join(dir, PIPELINE_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
+async function readSpec(files: BundleFiles): Promise<{ spec: BundleSpec; errors: ErrorDetail[] }> {
+  const { dir } = files;
+  await files.checkFolder();
+  const text = await files.readText(
+    PIPELINE_FILE,
+    files.limits.maxYamlBytes,
+    'BUNDLES_MAX_YAML_BYTES',
+  );
+  if (text === undefined)
     throw new BundleInvalidError(dir, [{ path: PIPELINE_FILE, message: 'not found' }]);
-  }
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    throw new BundleInvalidError(
-      dir,
-      doc.errors.map((e) => ({
-        path: `${PIPELINE_FILE}:${(e.linePos?.[0].line ?? 0) || '?'}`,
-        message: e.message,
-      })),
-    );
-  }
-  const { spec, errors } = readBundleSpec(doc.toJS());
+  const read = await readSpecOffThread(text);
+  if (!read.ok) throw new BundleInvalidError(dir, read.errors);
+  const { spec, errors } = read.reading;
   if (spec.version !== basename(dir))
     errors.push({
       path: 'version',

@@ -37,11 +37,23 @@ export class InstancePool implements BatchPool {
     this.unsubscribeBudget = budget.subscribe(() => this.notify());
   }
 
-  /** Starts every instance and resolves when all are warm; any failure stops them all. */
+  /**
+   * Starts every instance (all at once, or one after another with `staggeredStart`) and resolves
+   * when all are warm; any failure stops them all.
+   */
   async start(): Promise<{ metadata: ModelMetadata; provider: string }> {
-    for (let i = 0; i < this.options.instances; i++) this.instances.push(this.spawn());
     try {
-      const readies = await Promise.all(this.instances.map((instance) => instance.ready));
+      const readies: InstanceReady[] = [];
+      if (this.options.staggeredStart) {
+        for (let i = 0; i < this.options.instances; i++) {
+          const instance = this.spawn();
+          this.instances.push(instance);
+          readies.push(await instance.ready);
+        }
+      } else {
+        for (let i = 0; i < this.options.instances; i++) this.instances.push(this.spawn());
+        readies.push(...(await Promise.all(this.instances.map((instance) => instance.ready))));
+      }
       const first = readies[0];
       this.logStart(first, readies);
       return { metadata: first.metadata, provider: first.provider };

@@ -19,21 +19,9 @@ describe('AdminConfig', () => {
   });
 
   it.each([
-    [
-      'too short',
-      'hunter2hunter2',
-      /RANKER_ADMIN_TOKEN=<secret, 14 characters>: .*longer than or equal to 16/,
-    ],
-    [
-      'with a space',
-      'correct horse battery',
-      /RANKER_ADMIN_TOKEN=<secret, 21 characters>: .*visible ASCII/,
-    ],
-    [
-      'non-ASCII',
-      'pässwörtpässwörtpässwört',
-      /RANKER_ADMIN_TOKEN=<secret, 24 characters>: .*visible ASCII/,
-    ],
+    ['too short', 'hunter2hunter2', /RANKER_ADMIN_TOKEN=<secret>: .*longer than or equal to 16/],
+    ['with a space', 'correct horse battery', /RANKER_ADMIN_TOKEN=<secret>: .*visible ASCII/],
+    ['non-ASCII', 'pässwörtpässwörtpässwört', /RANKER_ADMIN_TOKEN=<secret>: .*visible ASCII/],
   ])(
     'refuses a token %s at boot, naming the variable but not the value',
     (_name, token, message) => {

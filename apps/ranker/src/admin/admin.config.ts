@@ -1,13 +1,13 @@
-import { SecretSetting } from '@app/common';
+import { Secret } from '@app/common';
 import { IsInt, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 
 /**
- * The admin token guards everything admin-related (the /admin page; the admin API shares it).
- * Unset, nothing admin-related is served at all.
+ * The admin token guards everything admin-related: the admin API (`/v1/admin/*`) and the /admin
+ * page. Unset, nothing admin-related is served at all (the app does not even import the modules).
  */
 export class AdminConfig {
   /** Bearer token of the admin API and the /admin page; at least 16 visible ASCII characters. */
-  @SecretSetting()
+  @Secret()
   @ValidateIf((config: AdminConfig) => config.RANKER_ADMIN_TOKEN !== '')
   @MinLength(16)
   @MaxLength(512)

@@ -1,0 +1,116 @@
+import { Logger } from '@nestjs/common';
+import { BundleInvalidError } from '@app/common';
+import { ScoringEngine } from '@app/scoring';
+import { BundleLimits } from '../scene/bundle-files';
+import { dryRunFrame } from '../scene/dry-run-frame';
+import { Scene } from '../scene/scene';
+import { loadBundle } from '../scene/scene-loader';
+import { scoreScene } from '../scene/scene-scorer';
+import { LoadedVersion } from './loaded-version';
+import { LoadOutcome, RegistryMetrics } from './registry.metrics';
+import { SceneEntry } from './scene-entry';
+import { readVersionFolder, VersionFolder } from './version-folders';
+
+/** Synthetic requests a new version scores before it may serve, so its first real ones are warm. */
+const WARM_UP = { requests: 3, rows: 256 };
+
+/**
+ * Loads one version folder of a scene: the whole gate (loadBundle), a warm-up, then a second look
+ * at the folder. The load is kept only if the folder is unchanged; a failure is recorded on the
+ * scene with its reasons, a change is not (the next scan tries again).
+ */
+export class VersionLoader {
+  private readonly logger = new Logger('SceneRegistry');
+
+  constructor(
+    private readonly engine: ScoringEngine,
+    private readonly root: string,
+    private readonly limits: BundleLimits,
+    private readonly metrics: RegistryMetrics,
+  ) {}
+
+  /** The valid, warm load; undefined if it failed or its files changed meanwhile. */
+  async load(
+    entry: SceneEntry,
+    folder: VersionFolder,
+    { staggeredStart }: { staggeredStart: boolean },
+  ): Promise<LoadedVersion | undefined> {
+    const generation = entry.nextGeneration(folder.version);
+    const load = new LoadedVersion(
+      entry.name,
+      folder.version,
+      generation,
+      folder.dir,
+      folder.fingerprint,
+    );
+    entry.loads.push(load);
+    const label = `bundle ${entry.name}/${folder.version}${generation > 1 ? ` (load ${generation})` : ''}`;
+    this.logger.log(`${label}: loading`);
+    const started = performance.now();
+    let scene: Scene | undefined;
+    let failure: unknown;
+    try {
+      scene = await loadBundle(folder.dir, this.engine, {
+        root: this.root,
+        limits: this.limits,
+        generation,
+        staggeredStart,
+      });
+      load.state = 'warming';
+      for (let i = 0; i < WARM_UP.requests; i++)
+        await scoreScene(scene, this.engine, dryRunFrame(WARM_UP.rows));
+    } catch (error) {
+      failure = error;
+    }
+    const after = await readVersionFolder(folder.dir, folder.version).catch(() => undefined);
+    const changed = !after?.complete || after.fingerprint !== folder.fingerprint;
+    const ms = Math.round(performance.now() - started);
+    if (failure === undefined && !changed) {
+      load.scene = scene;
+      load.state = 'ready';
+      load.loadedAt = Date.now();
+      entry.failures.delete(folder.version);
+      this.count(entry, 'loaded', ms);
+      this.logger.log(`${label}: valid, loaded and warm in ${ms} ms`);
+      return load;
+    }
+    entry.loads.splice(entry.loads.indexOf(load), 1);
+    await this.release(scene);
+    if (changed) {
+      this.count(entry, 'aborted', ms);
+      this.logger.warn(
+        `${label}: its files changed while it was loading; abandoned, tried again on the next scan`,
+      );
+      return undefined;
+    }
+    const reasons =
+      failure instanceof BundleInvalidError
+        ? failure.details
+        : [{ message: (failure as Error)?.message ?? String(failure) }];
+    entry.failures.set(folder.version, {
+      fingerprint: folder.fingerprint,
+      reasons,
+      at: Date.now(),
+    });
+    this.count(entry, 'rejected', ms);
+    this.logger.error(`${label} rejected: ${(failure as Error)?.message ?? failure}`);
+    return undefined;
+  }
+
+  /** Unloads a version's models from the engine. */
+  async release(scene: Scene | undefined): Promise<void> {
+    if (!scene) return;
+    await Promise.all(
+      scene.models.map((m) =>
+        this.engine.unload(m.id).catch((error: Error) => {
+          this.logger.error(`model ${m.id}: unload failed: ${error.message}`);
+        }),
+      ),
+    );
+  }
+
+  private count(entry: SceneEntry, outcome: LoadOutcome, ms: number): void {
+    this.metrics.loads.inc({ scene: entry.name, outcome });
+    this.metrics.loadMs.observe({ scene: entry.name, outcome }, ms);
+  }
+}
