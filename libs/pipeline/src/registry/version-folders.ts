@@ -16,7 +16,7 @@ export const FOLDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export interface VersionFolder {
   version: string;
   dir: string;
-  /** READY exists and no other file was modified after it: the folder may be loaded. */
+  /** READY exists: the folder may be loaded. */
   complete: boolean;
   /** Why it is not complete. */
   incomplete?: string;
@@ -85,10 +85,10 @@ function whyIncomplete(files: Map<string, Stats>): string | undefined {
   const ready = files.get(READY_FILE);
   if (!ready)
     return `no ${READY_FILE} file: write it last, once every other file is in place (or rename a complete folder into place)`;
-  for (const [name, info] of files) {
-    if (name !== READY_FILE && info.mtimeMs > ready.mtimeMs)
-      return `${name} was modified after ${READY_FILE}: write ${READY_FILE} last`;
-  }
+  // File times are not compared with READY's: a git checkout, an image layer or `tar x` writes a
+  // bundle's files in any order. A file that changes while the version loads aborts that load
+  // (the folder's fingerprint is compared before and after), and a changed version is loaded
+  // again as a new generation, so a late write is never served half-done.
   return undefined;
 }
 
