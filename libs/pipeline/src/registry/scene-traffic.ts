@@ -214,13 +214,19 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     });
     this.report(scene, state.resolution, resolution);
     state.file = file;
-    const plan =
-      state.plan && sameConfig(state.resolution?.config, resolution.config) && !state.suppressed
+    // Without traffic.yaml or an override the registry's own rule serves (the newest valid
+    // version, swapped as soon as it is loaded): no plan, nothing pinned.
+    const byDefault = resolution.source === 'default';
+    const plan = byDefault
+      ? undefined
+      : state.plan && sameConfig(state.resolution?.config, resolution.config) && !state.suppressed
         ? state.plan
         : new TrafficPlan(resolution.config);
-    const policy = { stable: resolution.config.stable, keep: [...plan.versions()].sort() };
+    const policy = plan
+      ? { stable: resolution.config.stable, keep: [...plan.versions()].sort() }
+      : {};
     const policyKey = JSON.stringify(policy);
-    if (policyKey !== state.policyKey) {
+    if (policyKey !== (state.policyKey ?? '{}')) {
       state.policyKey = policyKey;
       // The new versions load before the plan may choose them; the old plan serves meanwhile.
       await this.registry.setPolicy(scene, policy);
@@ -229,7 +235,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       state.suppressed = undefined;
     state.resolution = resolution;
     state.plan =
-      state.suppressed?.version === resolution.config.canary?.version
+      plan && state.suppressed?.version === resolution.config.canary?.version
         ? new TrafficPlan(withoutCanary(resolution.config))
         : plan;
     this.guard(scene, state, resolution.config);
