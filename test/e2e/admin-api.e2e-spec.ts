@@ -144,6 +144,19 @@ describe('admin API (ranker app over HTTP)', () => {
                 dir: join(root, 'feed', 'v1'),
               },
             ],
+            // No traffic.yaml, no override: the newest valid version serves everyone.
+            rollout: {
+              scene: 'feed',
+              traffic: {
+                config: { stable: 'v1', experiments: [] },
+                source: 'default',
+                revision: 0,
+                kept: false,
+                problems: [],
+                fileChangedSinceOverride: false,
+              },
+              shadows: [],
+            },
           },
         ],
       });
@@ -183,6 +196,8 @@ describe('admin API (ranker app over HTTP)', () => {
         '/v1/admin/scenes',
         '/v1/admin/scenes/{scene}',
         '/v1/admin/scenes/{scene}/reload',
+        '/v1/admin/scenes/{scene}/rollback',
+        '/v1/admin/scenes/{scene}/traffic',
       ]);
       expect(doc.paths['/v1/admin/scenes'].get.security).toEqual([{ bearer: [] }]);
     });

@@ -5,6 +5,8 @@ export * from './request/rank-request-validation';
 export * from './rank/rank.service';
 export * from './registry/scene-registry';
 export * from './registry/scene-listing';
+export type { SceneTraffic, TrafficChangeOptions } from './registry/scene-traffic';
+export { SceneTrafficControl } from './registry/scene-traffic';
 export type { VersionState } from './registry/loaded-version';
 export { FOLDER_NAME as BUNDLE_FOLDER_NAME, READY_FILE } from './registry/version-folders';
 // Rollout: what the app's admin API needs. The plan, the guard and the comparison are driven by

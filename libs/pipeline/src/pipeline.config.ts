@@ -53,6 +53,19 @@ export class PipelineConfig {
   @Matches(/^[\w:.-]{1,200}$/, { message: 'must be 1-200 letters, digits, _ : . -' })
   BUNDLES_BROADCAST_CHANNEL = 'ranker:bundles';
 
+  /**
+   * Prefix of the traffic override keys (`<prefix>traffic:{<scene>}:override|revision`) in the
+   * Redis that keeps them: the features Redis when FEATURE_STORE=redis, else the broadcast Redis.
+   */
+  @Matches(/^[\w:.-]{0,100}$/, { message: 'must be 0-100 letters, digits, _ : . -' })
+  TRAFFIC_REDIS_KEY_PREFIX = 'ranker:';
+
+  /** Shadow runs in flight at once per replica; one more is shed (counted), never queued. */
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  SHADOW_MAX_IN_FLIGHT = 2;
+
   /** Requests with more candidates are refused with 400. */
   @IsInt()
   @Min(1)

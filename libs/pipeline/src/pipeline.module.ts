@@ -9,6 +9,11 @@ import { BundlePoller } from './registry/bundle-poller';
 import { RegistryMetrics } from './registry/registry.metrics';
 import { ReloadBroadcast } from './registry/reload-broadcast';
 import { SceneRegistry } from './registry/scene-registry';
+import { SceneTrafficControl } from './registry/scene-traffic';
+import { trafficStoreProviders, TrafficRedisLifecycle } from './registry/traffic-store.providers';
+import { RolloutMetrics } from './rollout/rollout.metrics';
+import { ShadowMetrics } from './rollout/shadow.metrics';
+import { ShadowRunner } from './rank/shadow-runner';
 
 @Module({
   imports: [FeaturesModule, ScoringModule],
@@ -19,8 +24,22 @@ import { SceneRegistry } from './registry/scene-registry';
     SceneRegistry,
     BundlePoller,
     ReloadBroadcast,
+    RolloutMetrics,
+    ShadowMetrics,
+    ...trafficStoreProviders,
+    TrafficRedisLifecycle,
+    SceneTrafficControl,
+    ShadowRunner,
     RankService,
   ],
-  exports: [SceneRegistry, RankService, PipelineConfig, PipelineMetrics],
+  exports: [
+    SceneRegistry,
+    SceneTrafficControl,
+    RankService,
+    PipelineConfig,
+    PipelineMetrics,
+    RolloutMetrics,
+    ShadowMetrics,
+  ],
 })
 export class PipelineModule {}

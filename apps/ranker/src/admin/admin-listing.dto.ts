@@ -55,6 +55,14 @@ export class SceneListingBody implements SceneListing {
 
   @ApiProperty({ type: [VersionListingBody], description: 'newest first' })
   versions: VersionListingBody[];
+
+  @ApiProperty({
+    type: Object,
+    nullable: true,
+    description:
+      "the rollout: `traffic` (config in force, source override/file/default, revision, kept, problems, fileChangedSinceOverride), `override` (by, at, reason), `file`, `guard` (canary state, both arms' window stats, guardrail, rollback) and `shadows` (summaries per shadow and serving version); null before the first scan",
+  })
+  rollout: Record<string, unknown> | null;
 }
 
 export class ScenesBody {

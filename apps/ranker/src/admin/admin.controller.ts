@@ -1,10 +1,37 @@
-import { Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  UseGuards,
+} from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiOkResponse,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { RequestInvalidError, SceneNotFoundError } from '@app/common';
-import { BUNDLE_FOLDER_NAME, SceneListing, SceneRegistry } from '@app/pipeline';
+import {
+  BUNDLE_FOLDER_NAME,
+  SceneListing,
+  SceneRegistry,
+  SceneTraffic,
+  SceneTrafficControl,
+} from '@app/pipeline';
 import { ErrorBody } from '../http/error-body';
 import { SceneListingBody, ScenesBody } from './admin-listing.dto';
 import { AdminTokenGuard } from './admin-token.guard';
+import { trafficChange } from './traffic-change';
+
+/** A scene's listing with its rollout: the traffic in force, the canary's guard, the shadows. */
+export type SceneAdminView = SceneListing & { rollout: SceneTraffic | null };
 
 /**
  * The admin API of the bundles: what every scene serves and why its other versions do not, and
@@ -17,19 +44,22 @@ import { AdminTokenGuard } from './admin-token.guard';
 @UseGuards(AdminTokenGuard)
 @Controller('v1/admin')
 export class AdminController {
-  constructor(private readonly registry: SceneRegistry) {}
+  constructor(
+    private readonly registry: SceneRegistry,
+    private readonly traffic: SceneTrafficControl,
+  ) {}
 
   @Get('scenes')
   @ApiOkResponse({ type: ScenesBody })
-  list(): { scenes: SceneListing[] } {
-    return { scenes: this.registry.list() };
+  list(): { scenes: SceneAdminView[] } {
+    return { scenes: this.registry.list().map((listing) => this.withRollout(listing)) };
   }
 
   @Get('scenes/:scene')
   @ApiParam({ name: 'scene', example: 'feed' })
   @ApiOkResponse({ type: SceneListingBody })
   @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
-  scene(@Param('scene') scene: string): SceneListing {
+  scene(@Param('scene') scene: string): SceneAdminView {
     return this.found(checkedScene(scene));
   }
 
@@ -43,7 +73,7 @@ export class AdminController {
   @ApiOkResponse({ type: SceneListingBody })
   @ApiResponse({ status: 400, type: ErrorBody, description: 'REQUEST_INVALID: not a scene name' })
   @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
-  async reload(@Param('scene') scene: string): Promise<SceneListing> {
+  async reload(@Param('scene') scene: string): Promise<SceneAdminView> {
     await this.registry.reload(checkedScene(scene), { retryFailed: true, origin: 'admin' });
     return this.found(scene);
   }
@@ -52,15 +82,74 @@ export class AdminController {
   @Post('reload')
   @HttpCode(200)
   @ApiOkResponse({ type: ScenesBody })
-  async reloadAll(): Promise<{ scenes: SceneListing[] }> {
+  async reloadAll(): Promise<{ scenes: SceneAdminView[] }> {
     await this.registry.reload(undefined, { retryFailed: true, origin: 'admin' });
-    return { scenes: this.registry.list() };
+    return this.list();
   }
 
-  private found(scene: string): SceneListing {
+  /**
+   * Makes the body (a traffic config in the JSON form of traffic.yaml, plus optional
+   * `expectedRevision` and `reason`) the scene's override: validated against the scene's
+   * versions, stored (Redis: every replica, across restarts), applied here at once and announced
+   * to the other replicas. It wins over traffic.yaml until it is cleared.
+   */
+  @Put('scenes/:scene/traffic')
+  @ApiParam({ name: 'scene', example: 'feed' })
+  @ApiBody({
+    schema: { type: 'object', example: { stable: 'v1', canary: { version: 'v2', percent: 5 } } },
+  })
+  @ApiOkResponse({ type: SceneListingBody })
+  @ApiResponse({ status: 400, type: ErrorBody, description: 'REQUEST_INVALID: not an object' })
+  @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
+  @ApiResponse({ status: 409, type: ErrorBody, description: 'TRAFFIC_CONFLICT' })
+  @ApiResponse({ status: 422, type: ErrorBody, description: 'TRAFFIC_INVALID, with every path' })
+  @ApiResponse({ status: 503, type: ErrorBody, description: 'TRAFFIC_STORE_UNAVAILABLE' })
+  async setTraffic(@Param('scene') scene: string, @Body() body: unknown): Promise<SceneAdminView> {
+    const { config, expectedRevision, reason } = trafficChange(body, 'body');
+    await this.traffic.set(checkedScene(scene), config, {
+      by: 'admin',
+      ...(reason !== undefined && { reason }),
+      ...(expectedRevision !== undefined && { expectedRevision }),
+    });
+    return this.found(scene);
+  }
+
+  /** Clears the scene's override: traffic.yaml (or, without one, the newest version) is in force. */
+  @Delete('scenes/:scene/traffic')
+  @ApiParam({ name: 'scene', example: 'feed' })
+  @ApiOkResponse({ type: SceneListingBody })
+  @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
+  @ApiResponse({ status: 503, type: ErrorBody, description: 'TRAFFIC_STORE_UNAVAILABLE' })
+  async clearTraffic(@Param('scene') scene: string): Promise<SceneAdminView> {
+    await this.traffic.clear(checkedScene(scene));
+    return this.found(scene);
+  }
+
+  /** Stores the traffic in force without its canary as the override (`by: admin`). */
+  @Post('scenes/:scene/rollback')
+  @HttpCode(200)
+  @ApiParam({ name: 'scene', example: 'feed' })
+  @ApiOkResponse({ type: SceneListingBody })
+  @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
+  @ApiResponse({ status: 409, type: ErrorBody, description: 'TRAFFIC_CONFLICT' })
+  @ApiResponse({ status: 422, type: ErrorBody, description: 'TRAFFIC_INVALID: no canary' })
+  async rollback(@Param('scene') scene: string, @Body() body: unknown): Promise<SceneAdminView> {
+    const { reason } = trafficChange(body ?? {}, 'body', { configAllowed: false });
+    await this.traffic.rollback(checkedScene(scene), {
+      by: 'admin',
+      ...(reason !== undefined && { reason }),
+    });
+    return this.found(scene);
+  }
+
+  private found(scene: string): SceneAdminView {
     const listing = this.registry.describe(scene);
     if (!listing) throw new SceneNotFoundError(scene);
-    return listing;
+    return this.withRollout(listing);
+  }
+
+  private withRollout(listing: SceneListing): SceneAdminView {
+    return { ...listing, rollout: this.traffic.describe(listing.scene) ?? null };
   }
 }
 

@@ -17,6 +17,13 @@ export class RankResultBody implements RankResult {
   @ApiProperty({ example: 'v1', description: 'bundle version that ranked this request' })
   version: string;
 
+  @ApiProperty({
+    example: 'stable',
+    description:
+      'rollout arm that served: `stable`, `canary` or `<experiment>:<arm>` (traffic.yaml or its run-time override)',
+  })
+  arm: string;
+
   @ApiProperty({ description: 'features the store could not deliver in time took their defaults' })
   degraded: boolean;
 

@@ -1,16 +1,23 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { countNonFinite, DeadlineExceededError, ThrottledWarnings } from '@app/common';
+import { countNonFinite, DeadlineExceededError, RankerError, ThrottledWarnings } from '@app/common';
 import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { PipelineMetrics } from '../pipeline.metrics';
+import { SceneLease } from '../registry/scene-listing';
 import { SceneRegistry } from '../registry/scene-registry';
+import { SceneTrafficControl } from '../registry/scene-traffic';
+import type { TrafficChoice } from '../rollout/traffic-plan';
 import { Scene } from '../scene/scene';
 import { scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { RankRequest, RankResult } from '../request/rank-request';
 import { badValueReport } from './bad-value-report';
 import { rankedItems } from './ranked-items';
+import { ShadowRunner } from './shadow-runner';
+
+/** A shadow run of a request without a deadline stops after this long. */
+const SHADOW_DEFAULT_TIMEOUT_MS = 5000;
 
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()
@@ -24,22 +31,54 @@ export class RankService {
     private readonly config: PipelineConfig,
     private readonly featuresConfig: FeaturesConfig,
     private readonly metrics: PipelineMetrics,
+    private readonly traffic: SceneTrafficControl,
+    private readonly shadows: ShadowRunner,
   ) {}
 
   /**
-   * `request` has passed validateRankRequest at its edge. It runs to the end on the version it
-   * started on: the lease keeps that version's models loaded through any swap meanwhile.
+   * `request` has passed validateRankRequest at its edge. The scene's traffic plan picks the
+   * version and arm for its user (stable when the chosen version cannot serve, counted). It runs
+   * to the end on that version: the lease keeps its models loaded through any swap meanwhile.
+   * Canary and stable outcomes go to the canary's guard: a failure of the service's own (5xx)
+   * as an error, every answer with its latency; a caller's mistake (4xx) is no outcome.
    */
   async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
-    const lease = this.registry.acquire(sceneName);
+    const choice = this.traffic.choose(sceneName, request.user.id);
+    const { lease, arm } = this.lease(sceneName, choice);
+    const started = performance.now();
     try {
-      return await this.rankOn(lease.scene, request);
+      const result = await this.rankOn(lease.scene, arm, request, choice);
+      this.traffic.record(sceneName, arm, true, performance.now() - started);
+      return result;
+    } catch (error) {
+      if (!(error instanceof RankerError) || error.status >= 500)
+        this.traffic.record(sceneName, arm, false, performance.now() - started);
+      throw error;
     } finally {
       lease.release();
     }
   }
 
-  private async rankOn(scene: Scene, request: RankRequest): Promise<RankResult> {
+  private lease(
+    scene: string,
+    choice: TrafficChoice | undefined,
+  ): { lease: SceneLease; arm: string } {
+    if (choice) {
+      try {
+        return { lease: this.registry.acquire(scene, choice.version), arm: choice.arm };
+      } catch {
+        this.traffic.fellBack(scene, choice);
+      }
+    }
+    return { lease: this.registry.acquire(scene), arm: 'stable' };
+  }
+
+  private async rankOn(
+    scene: Scene,
+    arm: string,
+    request: RankRequest,
+    choice: TrafficChoice | undefined,
+  ): Promise<RankResult> {
     const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
     const labels = { scene: scene.spec.scene, version: scene.spec.version };
@@ -72,6 +111,7 @@ export class RankService {
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
     const result: RankResult = {
       ...labels,
+      arm,
       degraded: fetched.degraded,
       items: rankedItems(itemIds, scores, topK),
     };
@@ -83,6 +123,16 @@ export class RankService {
         `requestId=${request.requestId ?? '-'}: ${nonFinite} of ${itemIds.length} scores of ${labels.scene}/${labels.version} are not finite; ranked last`,
       );
     }
+    if (choice?.shadow && choice.shadow.version !== labels.version)
+      void this.shadows.start({
+        scene: labels.scene,
+        primary: labels.version,
+        shadow: choice.shadow,
+        frame,
+        scores,
+        returned: result.items.length,
+        deadline: performance.now() + (timeoutMs > 0 ? timeoutMs : SHADOW_DEFAULT_TIMEOUT_MS),
+      });
     return result;
   }
 

@@ -27,6 +27,12 @@ export interface ReloadOptions {
   origin?: ReloadOrigin | 'policy';
 }
 
+/** Told after each scan which scenes it covered and what asked for it. */
+export type ScanListener = (
+  scenes: string[],
+  origins: ReadonlySet<ReloadOrigin | 'policy'>,
+) => void;
+
 /** Scans waiting to run: merged, so a burst of triggers costs one scan. */
 interface PendingPass {
   scenes: Set<string> | 'all';
@@ -54,6 +60,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
   private readonly entries = new Map<string, SceneEntry>();
   private readonly policies = new Map<string, VersionPolicy>();
   private readonly listeners = new Set<(notice: ReloadNotice) => void>();
+  private readonly scanListeners = new Set<ScanListener>();
   private readonly root: string;
   private readonly loader: VersionLoader;
   private boot: Promise<void> | undefined;
@@ -157,10 +164,24 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     return this.reload(scene, { origin: 'policy' });
   }
 
+  /** Tells the other replicas to scan `scene` now (a traffic change they must pick up). */
+  announce(scene: string): void {
+    this.notify({ scene, retryFailed: false });
+  }
+
   /** `listener` hears of each change this replica saw and each admin reload; returns an unsubscribe. */
   onNotice(listener: (notice: ReloadNotice) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * `listener` hears of each finished scan (the rollout re-reads each scene's traffic config
+   * then); it must only start its work, the next scan does not wait for it. Returns an unsubscribe.
+   */
+  onScanned(listener: ScanListener): () => void {
+    this.scanListeners.add(listener);
+    return () => this.scanListeners.delete(listener);
   }
 
   /**
@@ -211,6 +232,13 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
         this.logger.error(
           `scene ${name}: scan failed, nothing changed: ${(error as Error).message}`,
         );
+      }
+    }
+    for (const listener of this.scanListeners) {
+      try {
+        listener(names, pending.origins);
+      } catch (error) {
+        this.logger.error(`scan listener failed: ${(error as Error).stack}`);
       }
     }
   }

@@ -90,6 +90,11 @@ export interface RankedItem {
 export interface RankResult {
   scene: string;
   version: string;
+  /**
+   * The rollout arm that served: `stable`, `canary` or `<experiment>:<arm>` (traffic.yaml or its
+   * run-time override).
+   */
+  arm: string;
   /** True when features could not all be fetched in time and defaults stood in. */
   degraded: boolean;
   items: RankedItem[];

@@ -14,6 +14,10 @@ const ARM = [...CANARY, 'arm'] as const;
 @Injectable()
 export class RolloutMetrics {
   readonly rollbacks: Counter<(typeof CANARY)[number] | 'limit'>;
+  /** Requests the plan gave a version that could not serve, served by stable instead. */
+  readonly fallbacks: Counter<'scene' | 'version' | 'arm'>;
+  /** Rollback overrides written to the TrafficStore, per result (written, conflict, failed). */
+  readonly rollbackWrites: Counter<'scene' | 'result'>;
   private readonly guards = new Set<CanaryGuard>();
 
   constructor(registry: Registry) {
@@ -22,6 +26,18 @@ export class RolloutMetrics {
       name: 'ranker_rollout_rollbacks_total',
       help: 'Canaries rolled back by their guardrail, per crossed limit (maxErrorRateDelta, maxErrorRatio, maxP99Ratio)',
       labelNames: [...CANARY, 'limit'],
+      registers,
+    });
+    this.fallbacks = new Counter({
+      name: 'ranker_rollout_fallbacks_total',
+      help: 'Requests whose chosen version (canary, arm or pinned stable) was not loaded or not valid, served by the stable version instead',
+      labelNames: ['scene', 'version', 'arm'],
+      registers,
+    });
+    this.rollbackWrites = new Counter({
+      name: 'ranker_rollout_rollback_writes_total',
+      help: 'Attempts to store a guardrail rollback as a traffic override, per result (written, conflict, failed)',
+      labelNames: ['scene', 'result'],
       registers,
     });
     const guards = this.guards;

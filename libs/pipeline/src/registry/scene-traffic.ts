@@ -1,0 +1,346 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { SceneNotFoundError, ThrottledWarnings } from '@app/common';
+import { join, resolve } from 'node:path';
+import { PipelineConfig } from '../pipeline.config';
+import { CanaryGuard, GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
+import { RolloutMetrics } from '../rollout/rollout.metrics';
+import { ShadowMetrics, ShadowSummary } from '../rollout/shadow.metrics';
+import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
+import { TrafficConflictError, TrafficInvalidError } from '../rollout/traffic-errors';
+import { loadTrafficFile, TrafficFile } from '../rollout/traffic-file';
+import { TrafficChoice, TrafficPlan } from '../rollout/traffic-plan';
+import { resolveTraffic, TrafficResolution } from '../rollout/traffic-resolution';
+import { TrafficOverride, TrafficStore } from '../rollout/traffic-store';
+import { SceneRegistry } from './scene-registry';
+import { VersionListing } from './scene-listing';
+
+/** What the admin API shows of a scene's rollout. */
+export interface SceneTraffic {
+  scene: string;
+  /** The config in force, its source (override, file, default), revision and problems. */
+  traffic: TrafficResolution;
+  /** The override set, with who set it, when and why; absent when traffic.yaml or the default rules. */
+  override?: TrafficOverride;
+  /** traffic.yaml beside the version folders; absent when the scene has none. */
+  file?: { path: string; digest: string };
+  /** The canary's guard, or the last one that rolled a canary back. */
+  guard?: GuardSnapshot;
+  shadows: ShadowSummary[];
+}
+
+export interface TrafficChangeOptions {
+  by: string;
+  reason?: string;
+  expectedRevision?: number;
+}
+
+interface SceneRollout {
+  resolution?: TrafficResolution;
+  plan?: TrafficPlan;
+  file?: TrafficFile;
+  guard?: CanaryGuard;
+  guardKey?: string;
+  policyKey?: string;
+  /** A canary this replica's guard rolled back, not chosen while the traffic is still at `revision`. */
+  suppressed?: { version: string; revision: number };
+  /** Traffic work on the scene runs one at a time. */
+  tail: Promise<void>;
+}
+
+const ROLLBACK_ATTEMPTS = 20;
+const retryDelay = (attempt: number) => Math.min(100 * 2 ** attempt, 5000);
+
+/**
+ * The rollout of every scene, wired to the scene registry: after each scan it reads the scene's
+ * traffic.yaml and its run-time override (TrafficStore) again, resolves the config in force
+ * (resolveTraffic), turns it into a TrafficPlan and asks the registry to pin its stable version
+ * and keep the others (canary, arms, shadow) loaded. The rank path asks it which version serves a
+ * user and reports each canary and stable outcome to the canary's guard. A rollback stops the
+ * canary on this replica at once and is stored as an override (`by: guardrail`), which reaches
+ * the other replicas through the registry's notices and their polls.
+ */
+@Injectable()
+export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(SceneTrafficControl.name);
+  private readonly warnings = new ThrottledWarnings(this.logger);
+  private readonly scenes = new Map<string, SceneRollout>();
+  private readonly root: string;
+  private unsubscribe: (() => void) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly registry: SceneRegistry,
+    @Inject(TrafficStore) private readonly store: TrafficStore,
+    private readonly metrics: RolloutMetrics,
+    private readonly shadowMetrics: ShadowMetrics,
+    config: PipelineConfig,
+  ) {
+    this.root = resolve(config.BUNDLES_DIR);
+  }
+
+  onApplicationBootstrap(): void {
+    this.unsubscribe = this.registry.onScanned((names, origins) => {
+      // A scan the rollout itself asked for (setPolicy) brings nothing new to read.
+      if (origins.size === 1 && origins.has('policy')) return;
+      for (const name of names) void this.refresh(name);
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.closed = true;
+    this.unsubscribe?.();
+    for (const state of this.scenes.values()) if (state.guard) this.metrics.unwatch(state.guard);
+  }
+
+  /** The version that serves `userId` and its arm; undefined while the scene has no plan yet. */
+  choose(scene: string, userId: string): TrafficChoice | undefined {
+    return this.scenes.get(scene)?.plan?.choose(userId);
+  }
+
+  /** One served request of the canary or stable arm, for the canary's guard. */
+  record(scene: string, arm: string, ok: boolean, latencyMs: number): void {
+    if (arm !== 'canary' && arm !== 'stable') return;
+    this.scenes.get(scene)?.guard?.record(arm, ok, latencyMs);
+  }
+
+  /** Counts a request whose chosen version could not serve (stable served it). */
+  fellBack(scene: string, choice: TrafficChoice): void {
+    this.metrics.fallbacks.inc({ scene, version: choice.version, arm: choice.arm });
+  }
+
+  describe(scene: string): SceneTraffic | undefined {
+    const state = this.scenes.get(scene);
+    if (!state?.resolution) return undefined;
+    const override = this.store.current(scene)?.override;
+    return {
+      scene,
+      traffic: state.resolution,
+      ...(override && { override }),
+      ...(state.file && { file: { path: state.file.path, digest: state.file.digest } }),
+      ...(state.guard && { guard: state.guard.snapshot() }),
+      shadows: this.shadowMetrics.summaries(scene),
+    };
+  }
+
+  /**
+   * Validates `raw` against the scene's versions and stores it as the scene's override; applied
+   * here before this resolves, and announced to the other replicas. Throws TrafficInvalidError
+   * (422), TrafficConflictError (409), TrafficStoreUnavailableError (503), SceneNotFoundError.
+   */
+  async set(scene: string, raw: unknown, options: TrafficChangeOptions): Promise<SceneTraffic> {
+    const versions = this.versionsOf(this.listing(scene));
+    const file = await loadTrafficFile(join(this.root, scene), versions);
+    await this.store.set(scene, raw, {
+      versions,
+      by: options.by,
+      ...(options.reason !== undefined && { reason: options.reason }),
+      ...(options.expectedRevision !== undefined && { expectedRevision: options.expectedRevision }),
+      ...(file && { fileDigest: file.digest }),
+    });
+    return this.applied(scene);
+  }
+
+  /** Removes the scene's override: traffic.yaml (or the default) is in force again. */
+  async clear(scene: string, expectedRevision?: number): Promise<SceneTraffic> {
+    this.listing(scene);
+    await this.store.clear(scene, expectedRevision === undefined ? {} : { expectedRevision });
+    return this.applied(scene);
+  }
+
+  /** Stores the config in force without its canary as an override. */
+  async rollback(scene: string, options: TrafficChangeOptions): Promise<SceneTraffic> {
+    this.listing(scene);
+    await this.refresh(scene);
+    const resolution = this.scenes.get(scene)?.resolution;
+    if (!resolution?.config.canary)
+      throw new TrafficInvalidError(`of scene '${scene}'`, [
+        { path: 'canary', message: 'the traffic in force has no canary to roll back' },
+      ]);
+    return this.set(scene, withoutCanary(resolution.config), {
+      expectedRevision: resolution.revision,
+      ...options,
+    });
+  }
+
+  /** Reads the scene's traffic again and applies it (one refresh of a scene at a time). */
+  refresh(scene: string): Promise<void> {
+    const state = this.stateOf(scene);
+    const run = state.tail.then(() => this.apply(scene, state));
+    state.tail = run.catch((error: Error) =>
+      this.logger.error(`scene ${scene}: traffic not applied: ${error.stack}`),
+    );
+    return run;
+  }
+
+  private async applied(scene: string): Promise<SceneTraffic> {
+    await this.refresh(scene);
+    this.registry.announce(scene);
+    return this.describe(scene)!;
+  }
+
+  private async apply(scene: string, state: SceneRollout): Promise<void> {
+    if (this.closed) return;
+    const listing = this.registry.describe(scene);
+    if (!listing) {
+      if (state.guard) this.metrics.unwatch(state.guard);
+      this.scenes.delete(scene);
+      return;
+    }
+    const versions = this.versionsOf(listing);
+    const newest =
+      listing.versions.find((v) => v.state !== 'failed' && v.state !== 'incomplete')?.version ??
+      listing.stable;
+    if (newest === null) return;
+    const file = await loadTrafficFile(join(this.root, scene), versions);
+    try {
+      await this.store.reload(scene);
+    } catch (error) {
+      this.warnings.warn(
+        `scene ${scene}: traffic override not read (${(error as Error).message}); the last one read stays in force`,
+      );
+    }
+    const resolution = resolveTraffic({
+      versions,
+      newest,
+      ...(file && { file }),
+      ...(this.store.current(scene) && { override: this.store.current(scene) }),
+      ...(state.resolution && { previous: state.resolution }),
+    });
+    this.report(scene, state.resolution, resolution);
+    state.file = file;
+    // Without traffic.yaml or an override the registry's own rule serves (the newest valid
+    // version, swapped as soon as it is loaded): no plan, nothing pinned.
+    const byDefault = resolution.source === 'default';
+    const plan = byDefault
+      ? undefined
+      : state.plan && sameConfig(state.resolution?.config, resolution.config) && !state.suppressed
+        ? state.plan
+        : new TrafficPlan(resolution.config);
+    const policy = plan
+      ? { stable: resolution.config.stable, keep: [...plan.versions()].sort() }
+      : {};
+    const policyKey = JSON.stringify(policy);
+    if (policyKey !== (state.policyKey ?? '{}')) {
+      state.policyKey = policyKey;
+      // The new versions load before the plan may choose them; the old plan serves meanwhile.
+      await this.registry.setPolicy(scene, policy);
+    }
+    if (state.suppressed && state.suppressed.revision !== resolution.revision)
+      state.suppressed = undefined;
+    state.resolution = resolution;
+    state.plan =
+      plan && state.suppressed?.version === resolution.config.canary?.version
+        ? new TrafficPlan(withoutCanary(resolution.config))
+        : plan;
+    this.guard(scene, state, resolution.config);
+  }
+
+  /** A new guard for a new canary; the last one stays visible once it has rolled back. */
+  private guard(scene: string, state: SceneRollout, config: TrafficConfig): void {
+    const canary = state.suppressed ? undefined : config.canary;
+    const key = canary && JSON.stringify([config.stable, canary]);
+    if (key === state.guardKey) return;
+    if (!canary && state.guard?.state === 'rolled_back') {
+      state.guardKey = undefined;
+      return;
+    }
+    if (state.guard) this.metrics.unwatch(state.guard);
+    state.guardKey = key;
+    state.guard = undefined;
+    if (!canary) return;
+    state.guard = new CanaryGuard({
+      scene,
+      stableVersion: config.stable,
+      canary,
+      metrics: this.metrics,
+      onRollback: (decision) => this.rolledBack(state, decision),
+    });
+    this.metrics.watch(state.guard);
+  }
+
+  /** Runs on the request path: stops the canary here at once, then stores the rollback. */
+  private rolledBack(state: SceneRollout, decision: RollbackDecision): void {
+    const resolution = state.resolution!;
+    state.suppressed = { version: decision.version, revision: resolution.revision };
+    state.plan = new TrafficPlan(withoutCanary(resolution.config));
+    void this.storeRollback(decision);
+  }
+
+  /** Writes the rollback as an override, retrying on conflicts and while the store is down. */
+  private async storeRollback(decision: RollbackDecision): Promise<void> {
+    const { scene } = decision;
+    for (let attempt = 0; attempt < ROLLBACK_ATTEMPTS && !this.closed; attempt++) {
+      const state = this.scenes.get(scene);
+      const config = state?.resolution?.config;
+      if (!state || config?.canary?.version !== decision.version) return;
+      try {
+        await this.set(scene, withoutCanary(config), {
+          by: 'guardrail',
+          reason: `canary ${decision.version} rolled back: ${decision.reason}`,
+          expectedRevision: state.resolution!.revision,
+        });
+        this.metrics.rollbackWrites.inc({ scene, result: 'written' });
+        return;
+      } catch (error) {
+        const conflict = error instanceof TrafficConflictError;
+        this.metrics.rollbackWrites.inc({ scene, result: conflict ? 'conflict' : 'failed' });
+        this.logger.warn(
+          `scene ${scene}: rollback of canary ${decision.version} not stored yet (${(error as Error).message}); retrying`,
+        );
+        if (conflict) await this.refresh(scene);
+        else await new Promise((r) => setTimeout(r, retryDelay(attempt)).unref());
+      }
+    }
+    this.logger.error(
+      `scene ${scene}: rollback of canary ${decision.version} could not be stored; this replica keeps it off, others follow their own guards`,
+    );
+  }
+
+  private report(
+    scene: string,
+    before: TrafficResolution | undefined,
+    after: TrafficResolution,
+  ): void {
+    const problems = JSON.stringify(after.problems);
+    if (problems !== JSON.stringify(before?.problems ?? []) && after.problems.length > 0)
+      for (const { source, errors } of after.problems)
+        this.logger.error(
+          `scene ${scene}: traffic ${source} refused: ${errors.map((e) => `${e.path ?? ''}: ${e.message}`).join('; ')}`,
+        );
+    if (!before || !sameConfig(before.config, after.config) || before.source !== after.source)
+      this.logger.log(
+        `scene ${scene}: traffic from ${after.source} (revision ${after.revision})${after.kept ? ', kept from before' : ''}: ${JSON.stringify(after.config)}`,
+      );
+  }
+
+  private listing(scene: string) {
+    const listing = this.registry.describe(scene);
+    if (!listing) throw new SceneNotFoundError(scene);
+    return listing;
+  }
+
+  /** Every version with a complete folder or a load: what a traffic config may name. */
+  private versionsOf(listing: { versions: VersionListing[] }): string[] {
+    return [
+      ...new Set(listing.versions.filter((v) => v.state !== 'incomplete').map((v) => v.version)),
+    ];
+  }
+
+  private stateOf(scene: string): SceneRollout {
+    let state = this.scenes.get(scene);
+    if (!state) {
+      state = { tail: Promise.resolve() };
+      this.scenes.set(scene, state);
+    }
+    return state;
+  }
+}
+
+const sameConfig = (a: TrafficConfig | undefined, b: TrafficConfig) =>
+  a !== undefined && JSON.stringify(a) === JSON.stringify(b);
