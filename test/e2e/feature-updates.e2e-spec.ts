@@ -3,9 +3,9 @@
  * topic on the real broker (127.0.0.1:9092) and Redis (127.0.0.1:6379), both started by jest's
  * globalSetup. Each spec run uses its own topics, writer group and Redis key prefix.
  */
+import { DEAD_LETTER_HEADERS } from '@app/common';
 import { REDIS_CLIENT } from '@app/features';
 import {
-  DEAD_LETTER_HEADERS,
   FeatureUpdatesLifecycle,
   RedisClient,
   RedisFeatureWriter,

@@ -12,6 +12,10 @@ export interface RestartingConsumerOptions {
   prepare?: () => Promise<void>;
   /** Called each time the consumer has (re)joined its group and fetched from its new position. */
   onPositioned?: () => void;
+  /** Called each time the consumer has (re)joined its group, with the partitions it now owns. */
+  onGroupJoin?: (assignment: Record<string, number[]>) => void;
+  /** Appended to the line logged when a start attempt fails, e.g. what still works meanwhile. */
+  whileDown?: string;
 }
 
 const RETRY_MS = [500, 1000, 2000, 5000];
@@ -43,6 +47,15 @@ export class RestartingConsumer {
    */
   get consuming(): boolean {
     return this.positioned;
+  }
+
+  /** Stops fetching `topic` (all its partitions this member owns) until `resume`; no-op when down. */
+  pause(topic: string): void {
+    this.consumer?.pause([{ topic }]);
+  }
+
+  resume(topic: string): void {
+    this.consumer?.resume([{ topic }]);
   }
 
   /** Starts consuming in the background (after `delayMs`); failures are logged and retried. */
@@ -83,7 +96,8 @@ export class RestartingConsumer {
         if (this.stopped) return;
         const delay = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)];
         this.logger.warn(
-          `cannot start (${(error as Error).message}); retrying in ${delay} ms (features are still served)`,
+          `cannot start (${(error as Error).message}); retrying in ${delay} ms` +
+            (this.options.whileDown ? ` (${this.options.whileDown})` : ''),
         );
         await this.sleep(delay);
       }
@@ -92,7 +106,10 @@ export class RestartingConsumer {
 
   private watch(consumer: Consumer): void {
     const { GROUP_JOIN, FETCH, CRASH, STOP } = consumer.events;
-    consumer.on(GROUP_JOIN, () => (this.awaitingFirstFetch = true));
+    consumer.on(GROUP_JOIN, ({ payload }) => {
+      this.awaitingFirstFetch = true;
+      this.options.onGroupJoin?.(payload.memberAssignment);
+    });
     consumer.on(FETCH, () => {
       if (!this.awaitingFirstFetch) return;
       this.awaitingFirstFetch = false;
