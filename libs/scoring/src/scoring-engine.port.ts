@@ -26,4 +26,12 @@ export abstract class ScoringEngine {
   ): Promise<OutputTensors>;
 
   abstract unload(modelId: string): Promise<void>;
+
+  /**
+   * How full the fullest model's queue is: rows waiting to be scored over the rows it lets wait
+   * before refusing with OverloadedError (0 empty, 1 full; 0 with no model loaded). A caller that
+   * feeds the engine from a backlog, as the Kafka worker does, holds back above a high-water mark
+   * instead of being refused.
+   */
+  abstract queueFill(): number;
 }

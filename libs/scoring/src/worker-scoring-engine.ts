@@ -80,6 +80,12 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     await this.close(model);
   }
 
+  queueFill(): number {
+    let fill = 0;
+    for (const { batcher } of this.models.values()) fill = Math.max(fill, batcher.queueFill);
+    return fill;
+  }
+
   /** For tests and diagnostics. */
   pool(modelId: string): InstancePool | undefined {
     return this.models.get(modelId)?.pool;

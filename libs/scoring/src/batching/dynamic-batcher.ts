@@ -76,6 +76,11 @@ export class DynamicBatcher {
     });
   }
 
+  /** Rows waiting to be dispatched over the rows allowed to wait (maxQueueRows): 0 empty, 1 full. */
+  get queueFill(): number {
+    return this.queuedRows / this.options.maxQueueRows;
+  }
+
   /** Refuses new work, fails what is still queued, and waits for batches in flight. */
   async close(): Promise<void> {
     this.closed = true;
