@@ -11,3 +11,7 @@ export * from './kafka/kafka-topics';
 export * from './kafka/dead-letter';
 export * from './kafka/restarting-consumer';
 export * from './kafka/undeliverable';
+export * from './kafka/offset-window';
+export * from './kafka/admission-gate';
+export * from './kafka/batching-producer';
+export * from './kafka/concurrent-batch-handler';
