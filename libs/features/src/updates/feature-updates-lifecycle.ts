@@ -5,7 +5,13 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { createKafkaClient, ensureTopics, KafkaConfig, RestartingConsumer } from '@app/common';
+import {
+  createKafkaClient,
+  ensureTopics,
+  KafkaConfig,
+  RestartingConsumer,
+  succeedOnce,
+} from '@app/common';
 import { ConsumerConfig, Kafka, Partitioners, Producer } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -140,14 +146,4 @@ export class FeatureUpdatesLifecycle implements OnApplicationBootstrap, BeforeAp
       },
     });
   }
-}
-
-/** Runs `fn` until it succeeds once; later calls then resolve at once. */
-function succeedOnce(fn: () => Promise<void>): () => Promise<void> {
-  let done: Promise<void> | undefined;
-  return () =>
-    (done ??= fn().catch((error: unknown) => {
-      done = undefined;
-      throw error;
-    }));
 }
