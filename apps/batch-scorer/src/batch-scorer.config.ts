@@ -1,6 +1,7 @@
 import {
   IsInt,
   IsNotEmpty,
+  Matches,
   Max,
   Min,
   Validate,
@@ -23,18 +24,24 @@ class LessThan implements ValidatorConstraintInterface {
   }
 }
 
+/** Kafka's own rule for topic names. */
+const TOPIC = [
+  /^[A-Za-z0-9._-]{1,249}$/,
+  { message: 'must be a Kafka topic name ([A-Za-z0-9._-], 1-249)' },
+] as const;
+
 /** Settings of the Kafka worker, validated at boot; a bad one stops it naming the variable. */
 export class BatchScorerConfig {
   /** Rank requests, one per message. */
-  @IsNotEmpty()
+  @Matches(...TOPIC)
   BATCH_INPUT_TOPIC = 'ranker.rank.requests';
 
   /** One result per request, keyed by requestId: the ranked list or the error body. */
-  @IsNotEmpty()
+  @Matches(...TOPIC)
   BATCH_OUTPUT_TOPIC = 'ranker.rank.results';
 
   /** Messages that are not rank requests (or whose rank failed), with x-dlq-reason. */
-  @IsNotEmpty()
+  @Matches(...TOPIC)
   BATCH_DLQ_TOPIC = 'ranker.rank.requests.dlq';
 
   /** Consumer group of the batch scorer: workers share the input topic's partitions. */
