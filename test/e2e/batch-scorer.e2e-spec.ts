@@ -35,7 +35,7 @@ async function startWorker(
   Object.assign(process.env, vars);
   let app: INestApplicationContext;
   try {
-    app = await createBatchScorer(process.env.SPEC_LOG ? ['error', 'warn', 'log'] : ['error']);
+    app = await createBatchScorer(['error']);
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];

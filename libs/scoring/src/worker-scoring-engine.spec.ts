@@ -277,9 +277,9 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
         ),
       );
       // The signal a backlog feeder holds back on: the queue is full while its rows wait.
-      expect(engine.queueFill()).toBe(1);
+      expect(engine.queueDepth()).toEqual({ queuedRows: 100, maxQueueRows: 100 });
       const results = await bounded(scored, 'scores');
-      expect(engine.queueFill()).toBe(0);
+      expect(engine.queueDepth().queuedRows).toBe(0);
       const refused = results.filter((r) => r.status === 'rejected');
       // 100 queued rows hold five 20-row requests; nothing leaves before the 50 ms delay.
       expect(refused).toHaveLength(15);

@@ -132,7 +132,7 @@ export class RankRequestConsumer implements OnApplicationBootstrap, BeforeApplic
         pauseAt: c.BATCH_PAUSE_AT_QUEUE_FILL,
         resumeAt: c.BATCH_RESUME_AT_QUEUE_FILL,
       },
-      () => this.engine.queueFill(),
+      () => this.engine.queueDepth(),
       {
         paused: (fill) => this.flow('pause', fill),
         resumed: (fill) => this.flow('resume', fill),

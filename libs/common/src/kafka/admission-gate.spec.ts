@@ -7,7 +7,7 @@ function setUp(limits: Partial<AdmissionLimits> = {}) {
   const events: string[] = [];
   const gate = new AdmissionGate(
     { ...LIMITS, ...limits },
-    () => fill,
+    () => ({ queuedRows: fill * 100, maxQueueRows: 100 }),
     {
       paused: (f) => events.push(`paused at ${f}`),
       resumed: (f) => events.push(`resumed at ${f}`),
@@ -27,7 +27,10 @@ function setUp(limits: Partial<AdmissionLimits> = {}) {
   return { gate, events, admitted, ask, setFill: (f: number) => (fill = f) };
 }
 
-const flush = () => new Promise((resolve) => setImmediate(resolve));
+/** Lets every admission that is due happen (one per event-loop turn). */
+const flush = async () => {
+  for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
+};
 
 beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate'] }));
 afterEach(() => jest.useRealTimers());
@@ -99,6 +102,45 @@ describe('AdmissionGate', () => {
     expect(admitted).toEqual([1, 2]);
     expect(events).toEqual(['paused at 0.85', 'resumed at 0.5']);
     expect(gate.paused).toBe(false);
+  });
+
+  it('counts what it admitted this turn as queued, and holds back a message that would pass pauseAt', async () => {
+    const { ask, admitted, events, setFill, gate } = setUp({ maxRequests: 10, maxRows: 1000 });
+    setFill(0.3); // 30 of 100 rows queued: 50 more fit under pauseAt (80)
+    for (const [id, rows] of [
+      [1, 20],
+      [2, 20],
+      [3, 20],
+      [4, 5],
+    ])
+      ask(id, rows);
+    await Promise.resolve();
+    expect(admitted).toEqual([1, 2]); // 30 + 40 + 20 would pass 80: nearly full
+    expect(gate.paused).toBe(true);
+    expect(events).toEqual(['paused at 0.7']);
+    setFill(0.7); // what 1 and 2 brought, now in the queue
+    jest.advanceTimersByTime(20);
+    await flush();
+    expect(admitted).toEqual([1, 2]);
+    setFill(0.5);
+    jest.advanceTimersByTime(5);
+    await flush();
+    expect(admitted).toEqual([1, 2, 3, 4]); // 50 + 20 + 5 fit
+    expect(events).toEqual(['paused at 0.7', 'resumed at 0.5']);
+  });
+
+  it('starts a message larger than the mark once the queue is empty, pausing once meanwhile', async () => {
+    const { ask, admitted, events, setFill } = setUp();
+    setFill(0.1);
+    ask(1, 95);
+    jest.advanceTimersByTime(50); // below resumeAt, but the message does not fit: no flapping
+    await flush();
+    expect(admitted).toEqual([]);
+    setFill(0);
+    jest.advanceTimersByTime(5);
+    await flush();
+    expect(admitted).toEqual([1]);
+    expect(events).toEqual(['paused at 0.1', 'resumed at 0']);
   });
 
   it('notices the drain with nobody waiting (a paused consumer fetches nothing)', async () => {

@@ -16,7 +16,7 @@ function setUp(options: { maxRequests?: number; acked?: () => boolean } = {}) {
   const produced: string[] = [];
   const gate = new AdmissionGate(
     { maxRequests: options.maxRequests ?? 100, maxRows: 1000, pauseAt: 0.9, resumeAt: 0.5 },
-    () => 0,
+    () => ({ queuedRows: 0, maxQueueRows: Infinity }),
     { paused: () => undefined, resumed: () => undefined },
   );
   let running = 0;

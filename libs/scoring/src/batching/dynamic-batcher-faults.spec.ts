@@ -82,18 +82,18 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     expect(fits.get()).toEqual({ rows: range(1010, 40) });
   });
 
-  it('tells how full its queue is: queued rows over maxQueueRows, dispatched rows not counted', async () => {
+  it('tells its queue depth: rows waiting (dispatched ones not counted) and maxQueueRows', async () => {
     const { pool, batcher, submit } = setUp(1);
-    expect(batcher.queueFill).toBe(0);
+    expect(batcher.queueDepth).toEqual({ queuedRows: 0, maxQueueRows: 1000 });
     submit(60);
-    expect(batcher.queueFill).toBeCloseTo(0.06);
+    expect(batcher.queueDepth.queuedRows).toBe(60);
     submit(150); // 210 rows: one balanced batch of 70 leaves, 140 wait
     expect(pool.batches.map((b) => b.rows)).toEqual([70]);
-    expect(batcher.queueFill).toBeCloseTo(0.14);
+    expect(batcher.queueDepth.queuedRows).toBe(140);
     pool.batches[0].succeed();
     await flush();
     expect(pool.batches.map((b) => b.rows)).toEqual([70, 70]);
-    expect(batcher.queueFill).toBeCloseTo(0.07);
+    expect(batcher.queueDepth.queuedRows).toBe(70);
   });
 
   describe('deadlines', () => {

@@ -1,4 +1,9 @@
-import { DeadlineExceededError, OverloadedError, WorkerCrashedError } from '@app/common';
+import {
+  DeadlineExceededError,
+  OverloadedError,
+  QueueDepth,
+  WorkerCrashedError,
+} from '@app/common';
 import { BatchingOptions } from '../model-options';
 import { InputFeeds, OutputTensors } from '../tensor-types';
 import { BatchPool } from '../worker/batch-pool';
@@ -76,9 +81,9 @@ export class DynamicBatcher {
     });
   }
 
-  /** Rows waiting to be dispatched over the rows allowed to wait (maxQueueRows): 0 empty, 1 full. */
-  get queueFill(): number {
-    return this.queuedRows / this.options.maxQueueRows;
+  /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */
+  get queueDepth(): QueueDepth {
+    return { queuedRows: this.queuedRows, maxQueueRows: this.options.maxQueueRows };
   }
 
   /** Refuses new work, fails what is still queued, and waits for batches in flight. */
