@@ -107,11 +107,15 @@ export class RankTopics {
       });
   }
 
-  /** Reads `topic` from its beginning in a group of its own; `stop()` ends it. */
-  async read(topic: string, onRecord: (record: ReadRecord) => void): Promise<Consumer> {
+  /** Reads `topic` from its beginning in a group of its own, until close(). */
+  async read(
+    topic: string,
+    onRecord: (record: ReadRecord) => void,
+    maxWaitTimeInMs = 100,
+  ): Promise<Consumer> {
     const groupId = `${this.group}-reader-${this.groups.length}`;
     this.groups.push(groupId);
-    const reader = this.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+    const reader = this.kafka.consumer({ groupId, maxWaitTimeInMs });
     this.readers.push(reader);
     await reader.connect();
     await reader.subscribe({ topics: [topic], fromBeginning: true });

@@ -119,6 +119,7 @@ export class RankRequestConsumer implements OnApplicationBootstrap, BeforeApplic
     this.batching = new BatchingProducer({
       send: (topicMessages) => producer.sendBatch(topicMessages),
       maxBatchBytes: PRODUCE_BATCH_BYTES,
+      lingerMs: c.BATCH_PRODUCE_LINGER_MS,
       refused: this.messages.replaceRefused,
       retrying: (error, attempt) => {
         this.metrics.produceRetries.inc();

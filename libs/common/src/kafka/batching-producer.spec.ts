@@ -53,6 +53,33 @@ describe('BatchingProducer', () => {
     expect([b.done, c.done]).toEqual([true, true]);
   });
 
+  it('lets records linger for lingerMs to share a request, unless maxBatchBytes are waiting', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+    try {
+      const broker = fakeBroker();
+      const producer = new BatchingProducer({
+        send: broker.send,
+        maxBatchBytes: 10,
+        lingerMs: 5,
+        refused: () => undefined,
+      });
+      void producer.send([record('t', 'a')]);
+      void producer.send([record('t', 'b')]);
+      await flush();
+      expect(broker.sends).toHaveLength(0);
+      jest.advanceTimersByTime(5);
+      await flush();
+      expect(broker.values(0)).toEqual(['t:a', 't:b']);
+      broker.sends[0].ok();
+      await flush();
+      void producer.send([record('t', 'cccccc')]); // 12 bytes with its key: over maxBatchBytes
+      await flush();
+      expect(broker.values(1)).toEqual(['t:cccccc']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('keeps a request under maxBatchBytes, never splitting one caller', async () => {
     const broker = fakeBroker();
     const producer = new BatchingProducer({
