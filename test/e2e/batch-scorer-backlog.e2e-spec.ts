@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
-import { eventually, RankTopics, rankRequest, ResultTally } from '../support/rank-topics';
+import { eventually } from '../support/eventually';
+import { RankTopics, rankRequest, ResultTally } from '../support/rank-topics';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const MESSAGES = 1300;

@@ -8,7 +8,8 @@
 import { AssignerProtocol } from 'kafkajs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
-import { eventually, RankTopics, rankRequest, ResultTally } from '../support/rank-topics';
+import { eventually } from '../support/eventually';
+import { RankTopics, rankRequest, ResultTally } from '../support/rank-topics';
 
 const CANDIDATES = 20;
 

@@ -12,13 +12,14 @@ import { createBatchScorer } from '../../apps/batch-scorer/src/batch-scorer-app'
 import { MetricsServer } from '../../apps/batch-scorer/src/metrics/metrics-server';
 import { RankRequestConsumer } from '../../apps/batch-scorer/src/rank/rank-request.consumer';
 import {
-  eventually,
   RankTopics,
   RankTopicsOptions,
   rankRequest,
   ReadRecord,
   ResultTally,
 } from '../support/rank-topics';
+import { eventually } from '../support/eventually';
+import { metricSum } from '../support/metrics-text';
 
 /** Starts the worker in this process on `topics`; resolves once it consumes. */
 async function startWorker(
@@ -53,12 +54,8 @@ async function metricsText(app: INestApplicationContext): Promise<string> {
   return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 }
 
-/** Sum of the series of `name` whose labels include `labels`. */
 async function metric(app: INestApplicationContext, name: string, labels = ''): Promise<number> {
-  return (await metricsText(app))
-    .split('\n')
-    .filter((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return metricSum(await metricsText(app), name, labels);
 }
 
 const json = (record: ReadRecord) => JSON.parse(record.value!.toString()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

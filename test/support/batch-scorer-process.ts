@@ -7,6 +7,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './free-port';
+import { fetchMetricSum } from './metrics-text';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const LOG_KEPT = 200_000;
@@ -85,12 +86,8 @@ export class BatchScorerProcess {
   }
 
   /** Sum of every series of `name` whose label text includes `labels` (0 if none). */
-  async metric(name: string, labels = ''): Promise<number> {
-    const text = await (await fetch(`${this.metricsUrl}/metrics`)).text();
-    return text
-      .split('\n')
-      .filter((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels))
-      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  metric(name: string, labels = ''): Promise<number> {
+    return fetchMetricSum(`${this.metricsUrl}/metrics`, name, labels);
   }
 
   logText(): string {

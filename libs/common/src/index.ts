@@ -17,3 +17,4 @@ export * from './kafka/batching-producer';
 export * from './kafka/concurrent-batch-handler';
 export * from './async/succeed-once';
 export * from './kafka/renewing-producer';
+export * from './async/wakeable-sleeps';

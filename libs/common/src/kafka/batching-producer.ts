@@ -1,4 +1,5 @@
 import type { Message, TopicMessages } from 'kafkajs';
+import { exponentialBackoffMs, WakeableSleeps } from '../async/wakeable-sleeps';
 import { sendSkippingUndeliverable } from './undeliverable';
 
 /** One record to produce: its topic and message. */
@@ -39,8 +40,6 @@ export class ProducerClosedError extends Error {
   }
 }
 
-const defaultBackoff = (attempt: number) => Math.min(5000, 100 * 2 ** attempt);
-
 /**
  * Produces the outputs of many concurrently handled messages in few requests: each caller's
  * records wait while one request is in flight and leave together in the next (up to
@@ -55,11 +54,11 @@ export class BatchingProducer {
   private lingering: NodeJS.Timeout | undefined;
   private queuedBytes = 0;
   private closed = false;
-  private wake: (() => void) | undefined;
+  private readonly sleeps = new WakeableSleeps();
   private readonly backoffMs: (attempt: number) => number;
 
   constructor(private readonly options: BatchingProducerOptions) {
-    this.backoffMs = options.backoffMs ?? defaultBackoff;
+    this.backoffMs = options.backoffMs ?? exponentialBackoffMs;
   }
 
   /** Resolves once the broker acknowledged every record (or took its replacement). */
@@ -84,7 +83,7 @@ export class BatchingProducer {
     this.closed = true;
     clearTimeout(this.lingering);
     this.lingering = undefined;
-    this.wake?.();
+    this.sleeps.wakeAll();
     const queued = this.queue;
     this.queue = [];
     this.queuedBytes = 0;
@@ -133,20 +132,10 @@ export class BatchingProducer {
       } catch (error) {
         if (this.closed) break;
         this.options.retrying?.(error as Error, attempt + 1);
-        await this.sleep(this.backoffMs(attempt));
+        await this.sleeps.sleep(this.backoffMs(attempt));
       }
     }
     return false;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 }
 

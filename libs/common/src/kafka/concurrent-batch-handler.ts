@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { exponentialBackoffMs, WakeableSleeps } from '../async/wakeable-sleeps';
 import { ThrottledWarnings } from '../logging/throttled-warnings';
 import { AdmissionGate } from './admission-gate';
 import { BatchingProducer, OutgoingRecord, ProducerClosedError } from './batching-producer';
@@ -40,8 +41,6 @@ export interface ConcurrentBatchOptions {
   heartbeatMs?: number;
 }
 
-const defaultBackoff = (attempt: number) => Math.min(5000, 100 * 2 ** attempt);
-
 /**
  * A kafkajs `eachBatch` (run it with `eachBatchAutoResolve: false`) that handles the messages of a
  * partition concurrently, as the gate admits them, and commits at-least-once: a message's offset
@@ -55,17 +54,17 @@ export class ConcurrentBatchHandler {
   private readonly warnings = new ThrottledWarnings(this.logger);
   private readonly backoffMs: (attempt: number) => number;
   private stopping = false;
-  private readonly sleepers = new Set<() => void>();
+  private readonly sleeps = new WakeableSleeps();
 
   constructor(private readonly options: ConcurrentBatchOptions) {
-    this.backoffMs = options.backoffMs ?? defaultBackoff;
+    this.backoffMs = options.backoffMs ?? exponentialBackoffMs;
   }
 
   /** Starts no more messages and gives up retries; messages already running finish. */
   stop(): void {
     this.stopping = true;
     this.options.gate.close();
-    for (const wake of this.sleepers) wake();
+    this.sleeps.wakeAll();
   }
 
   readonly eachBatch = async (payload: EachBatchPayload): Promise<void> => {
@@ -145,21 +144,9 @@ export class ConcurrentBatchHandler {
           `${topic}[${partition}]@${message.offset}: ${(error as Error).message}; ` +
             `retrying (attempt ${attempt + 2})`,
         );
-        await this.sleep(this.backoffMs(attempt));
+        await this.sleeps.sleep(this.backoffMs(attempt));
         if (this.stopping) return undefined;
       }
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.sleepers.add(wake);
-    });
   }
 }

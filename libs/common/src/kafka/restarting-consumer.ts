@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Consumer, ConsumerConfig, ConsumerRunConfig, Kafka } from 'kafkajs';
+import { WakeableSleeps } from '../async/wakeable-sleeps';
 
 export interface RestartingConsumerOptions {
   /** For log lines, e.g. `feature writer`. */
@@ -30,7 +31,7 @@ export class RestartingConsumer {
   private consumer?: Consumer;
   private starting?: Promise<void>;
   private stopped = false;
-  private wake?: () => void;
+  private readonly sleeps = new WakeableSleeps();
   private awaitingFirstFetch = false;
   private positioned = false;
 
@@ -65,7 +66,7 @@ export class RestartingConsumer {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.sleeps.wakeAll();
     await this.starting;
     this.positioned = false;
     await this.consumer?.disconnect().catch((error: Error) => {
@@ -74,7 +75,7 @@ export class RestartingConsumer {
   }
 
   private async startLoop(delayMs: number): Promise<void> {
-    if (delayMs > 0) await this.sleep(delayMs);
+    if (delayMs > 0) await this.sleeps.sleep(delayMs);
     for (let attempt = 0; !this.stopped; attempt++) {
       const consumer = this.kafka.consumer(this.options.consumer);
       this.consumer = consumer;
@@ -99,7 +100,7 @@ export class RestartingConsumer {
           `cannot start (${(error as Error).message}); retrying in ${delay} ms` +
             (this.options.whileDown ? ` (${this.options.whileDown})` : ''),
         );
-        await this.sleep(delay);
+        await this.sleeps.sleep(delay);
       }
     }
   }
@@ -123,16 +124,6 @@ export class RestartingConsumer {
       // kafkajs has disconnected this consumer and will not restart it: start a new one.
       this.logger.error(`crashed and kafkajs will not restart it (${payload.error.message})`);
       this.start(RETRY_MS[RETRY_MS.length - 1]);
-    });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
     });
   }
 }
