@@ -2,9 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { AdmissionGate } from '@app/common';
 import { Counter, Gauge, Registry } from 'prom-client';
 
-/** What one consumed message ended as (each message counts once). */
-export type MessageOutcome = 'ok' | 'failed' | 'dead_lettered';
-
 /** Metrics of the Kafka worker, served on its own /metrics port. */
 @Injectable()
 export class BatchScorerMetrics {
