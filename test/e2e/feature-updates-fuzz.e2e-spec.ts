@@ -7,7 +7,8 @@
  * Redis as a model of merge-if-newer says; and the writer's committed offsets reach the end of
  * every partition (no stall). fast-check generates with a fixed seed, printed on failure.
  */
-import { DEAD_LETTER_HEADERS, RedisKeys } from '@app/features/testing';
+import { DEAD_LETTER_HEADERS } from '@app/common';
+import { RedisKeys } from '@app/features/testing';
 import fc from 'fast-check';
 import Redis from 'ioredis';
 import { Admin, Consumer, Kafka, logLevel, Partitioners, Producer } from 'kafkajs';

@@ -3,9 +3,9 @@
  * topic on the real broker (127.0.0.1:9092) and Redis (127.0.0.1:6379), both started by jest's
  * globalSetup. Each spec run uses its own topics, writer group and Redis key prefix.
  */
+import { DEAD_LETTER_HEADERS } from '@app/common';
 import { REDIS_CLIENT } from '@app/features';
 import {
-  DEAD_LETTER_HEADERS,
   FeatureUpdatesLifecycle,
   RedisClient,
   RedisFeatureWriter,
@@ -13,6 +13,8 @@ import {
 } from '@app/features/testing';
 import Redis from 'ioredis';
 import { Admin, IHeaders, Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
+import { eventually } from '../support/eventually';
+import { fetchMetricSum } from '../support/metrics-text';
 import { RankerClient } from './ranker-client';
 
 const run = `${process.pid}-${Date.now().toString(36)}`;
@@ -42,20 +44,6 @@ const items = ['i1', 'i2', 'i3', 'i4'].map((id, n) => ({
 }));
 const rankBody = { user: { id: 'u1' }, candidates: items.map(({ id }) => ({ id })), topK: 4 };
 
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function scoreOf(ranker: RankerClient, id: string): Promise<number> {
   const reply = await ranker.rank('feed', rankBody);
   expect(reply.status).toBe(200);
@@ -68,14 +56,8 @@ async function metric(ranker: RankerClient, series: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
-/** Sum of every series of `name` whose labels include `labels` (e.g. `reason="MESSAGE_TOO_LARGE"`). */
-async function metricSum(ranker: RankerClient, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`${ranker.baseUrl}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(`${name}{`) && l.includes(labels))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-}
+const metricSum = (ranker: RankerClient, name: string, labels = '') =>
+  fetchMetricSum(`${ranker.baseUrl}/metrics`, name, labels);
 
 const updates = (ranker: RankerClient, result: string) =>
   metric(ranker, `ranker_features_updates_total{result="${result}"}`);

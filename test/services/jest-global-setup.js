@@ -15,7 +15,9 @@ const repoRoot = path.resolve(__dirname, '..', '..');
 
 module.exports = async function rankerGlobalSetup() {
   if (process.env.RANKER_SKIP_SERVICES === '1') {
-    process.stdout.write('\nservices: RANKER_SKIP_SERVICES=1, not starting Redis, the Redis Cluster and Kafka nor installing Chromium\n');
+    process.stdout.write(
+      '\nservices: RANKER_SKIP_SERVICES=1, not starting Redis, the Redis Cluster and Kafka nor installing Chromium\n',
+    );
     return;
   }
   const stateDir = path.resolve(

@@ -1,25 +1,17 @@
-import { INestMicroservice, LogLevel } from '@nestjs/common';
+import { INestApplicationContext, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MicroserviceOptions, Transport } from '@nestjs/microservices';
-import { KafkaConfig, loadEnvConfig } from '@app/common';
-import { BatchScorerConfig } from './batch-scorer.config';
 import { BatchScorerModule } from './batch-scorer.module';
 
 /**
- * The Kafka worker: a Nest microservice on the Kafka transport. It connects, joins its consumer
- * group and loads the bundles; consuming rank requests is built on this in a later step.
+ * The Kafka worker (used by main.ts and by the e2e specs, so both run the same wiring): an
+ * application context with no HTTP app of its own; its edge is RankRequestConsumer, and its
+ * /metrics and health answer on BATCH_METRICS_PORT. Resolves once booted: bundles load and the
+ * consumer joins its group in the background (/health/ready tells when).
  */
-export async function createBatchScorer(logger?: false | LogLevel[]): Promise<INestMicroservice> {
-  // Transport options are needed before the module exists, so they are read with the same loader.
-  const kafka = loadEnvConfig(KafkaConfig);
-  const { BATCH_SCORER_GROUP_ID } = loadEnvConfig(BatchScorerConfig);
-  const app = await NestFactory.createMicroservice<MicroserviceOptions>(BatchScorerModule, {
-    transport: Transport.KAFKA,
-    options: {
-      client: { clientId: kafka.KAFKA_CLIENT_ID, brokers: kafka.brokers, retry: { retries: 5 } },
-      consumer: { groupId: BATCH_SCORER_GROUP_ID },
-      postfixId: '',
-    },
+export async function createBatchScorer(
+  logger?: false | LogLevel[] | LoggerService,
+): Promise<INestApplicationContext> {
+  const app = await NestFactory.createApplicationContext(BatchScorerModule, {
     abortOnError: false,
     ...(logger === undefined ? {} : { logger }),
   });

@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { KafkaConfig } from '@app/common';
 import { createBatchScorer } from './batch-scorer-app';
+import { BatchScorerConfig } from './batch-scorer.config';
 
 async function bootstrap(): Promise<void> {
   const app = await createBatchScorer();
-  await app.listen();
+  const config = app.get(BatchScorerConfig);
   Logger.log(
-    `batch-scorer connected to Kafka at ${app.get(KafkaConfig).KAFKA_BROKERS}`,
+    `batch-scorer: ${config.BATCH_INPUT_TOPIC} -> ${config.BATCH_OUTPUT_TOPIC} ` +
+      `(DLQ ${config.BATCH_DLQ_TOPIC}) in group ${config.BATCH_SCORER_GROUP_ID}`,
     'Bootstrap',
   );
 }

@@ -1,4 +1,5 @@
 export * from './errors/ranker-error';
+export * from './errors/error-body';
 export * from './config/typed-config';
 
 export * from './config/kafka.config';
@@ -6,3 +7,15 @@ export * from './metrics/metrics.module';
 export * from './hash/fnv1a';
 export * from './logging/throttled-warnings';
 export * from './numbers/count-non-finite';
+export * from './kafka/kafka-client';
+export * from './kafka/kafka-topics';
+export * from './kafka/dead-letter';
+export * from './kafka/restarting-consumer';
+export * from './kafka/undeliverable';
+export * from './kafka/offset-window';
+export * from './kafka/admission-gate';
+export * from './kafka/batching-producer';
+export * from './kafka/concurrent-batch-handler';
+export * from './async/succeed-once';
+export * from './kafka/renewing-producer';
+export * from './async/wakeable-sleeps';

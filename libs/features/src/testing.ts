@@ -9,7 +9,6 @@ export * from './redis/redis-connection';
 export * from './redis/redis-feature-store';
 export * from './redis/redis-feature-writer';
 export * from './updates/feature-update';
-export * from './updates/dead-letter';
 export * from './updates/feature-update-writer';
 export * from './updates/feature-cache-refresher';
 export * from './updates/feature-updates-lifecycle';

@@ -1,3 +1,4 @@
+import type { QueueDepth } from '@app/common';
 import { ModelLoadOptions } from './model-options';
 import { InputFeeds, ModelMetadata, OutputTensors } from './tensor-types';
 
@@ -26,4 +27,13 @@ export abstract class ScoringEngine {
   ): Promise<OutputTensors>;
 
   abstract unload(modelId: string): Promise<void>;
+
+  /**
+   * The fullest model queue (by queued rows over the rows it lets wait before refusing with
+   * OverloadedError; of equally full ones the smallest); `{ queuedRows: 0, maxQueueRows:
+   * Infinity }` with no model loaded. A caller
+   * that feeds the engine from a backlog, as the Kafka worker does, holds back above a high-water
+   * mark instead of being refused.
+   */
+  abstract queueDepth(): QueueDepth;
 }

@@ -298,20 +298,21 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       await load('bounded', { batching: { maxQueueRows: 100, maxQueueDelayMicros: 50_000 } });
       const settled: ('fulfilled' | 'rejected')[] = [];
       const requests = Array.from({ length: 20 }, (_, i) => ctrFeeds(20, 400 + i));
-      const results = await bounded(
-        Promise.allSettled(
-          requests.map((feeds) =>
-            score('bounded', feeds).then(
-              (out) => (settled.push('fulfilled'), out),
-              (error: unknown) => {
-                settled.push('rejected');
-                throw error;
-              },
-            ),
+      const scored = Promise.allSettled(
+        requests.map((feeds) =>
+          score('bounded', feeds).then(
+            (out) => (settled.push('fulfilled'), out),
+            (error: unknown) => {
+              settled.push('rejected');
+              throw error;
+            },
           ),
         ),
-        'scores',
       );
+      // The signal a backlog feeder holds back on: the queue is full while its rows wait.
+      expect(engine.queueDepth()).toEqual({ queuedRows: 100, maxQueueRows: 100 });
+      const results = await bounded(scored, 'scores');
+      expect(engine.queueDepth().queuedRows).toBe(0);
       const refused = results.filter((r) => r.status === 'rejected');
       // 100 queued rows hold five 20-row requests; nothing leaves before the 50 ms delay.
       expect(refused).toHaveLength(15);

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { countNonFinite } from '@app/common';
+import { countNonFinite, QueueDepth } from '@app/common';
 import { DynamicBatcher } from './batching/dynamic-batcher';
 import { checkFeeds } from './model-input-check';
 import { ModelLoadOptions, resolveModelOptions } from './model-options';
@@ -79,6 +79,19 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     if (!model) return;
     this.models.delete(modelId);
     await this.close(model);
+  }
+
+  queueDepth(): QueueDepth {
+    let fullest: QueueDepth | undefined;
+    for (const { batcher } of this.models.values()) {
+      const depth = batcher.queueDepth;
+      const fill = depth.queuedRows / depth.maxQueueRows;
+      const best = fullest ? fullest.queuedRows / fullest.maxQueueRows : -1;
+      // Among equally full queues (all empty, say) the smallest bounds what may come next.
+      if (fill > best || (fill === best && depth.maxQueueRows < fullest!.maxQueueRows))
+        fullest = depth;
+    }
+    return fullest ?? { queuedRows: 0, maxQueueRows: Infinity };
   }
 
   /** For tests and diagnostics. */

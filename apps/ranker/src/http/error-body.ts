@@ -1,8 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ErrorDetail } from '@app/common';
-
-/** Most details an error body lists; `detailsTotal` tells how many there were. */
-export const MAX_ERROR_DETAILS = 100;
+import { ErrorDetail, MAX_ERROR_DETAILS, RankerErrorBody } from '@app/common';
 
 export class ErrorDetailBody implements ErrorDetail {
   @ApiProperty({ example: 'candidates[2].id', description: 'path of the offending field' })
@@ -12,8 +9,8 @@ export class ErrorDetailBody implements ErrorDetail {
   message: string;
 }
 
-/** The one error body every non-2xx answer of the HTTP app has. */
-export class ErrorBody {
+/** The one error body every non-2xx answer of the HTTP app has, as `/docs` publishes it. */
+export class ErrorBody implements RankerErrorBody {
   @ApiProperty({ example: 'REQUEST_INVALID' })
   code: string;
 

@@ -6,10 +6,10 @@ import {
   HttpStatus,
   Logger,
 } from '@nestjs/common';
-import { RankerError } from '@app/common';
+import { capErrorDetails, errorBodyOf, RankerError } from '@app/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isAbortedUpload } from './aborted-upload';
-import { ErrorBody, MAX_ERROR_DETAILS } from './error-body';
+import { ErrorBody } from './error-body';
 
 interface FastifyLikeError {
   statusCode?: number;
@@ -54,16 +54,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
 export function toErrorBody(exception: unknown): [number, ErrorBody] {
   const [status, body] = mapError(exception);
-  return [status, capDetails(body)];
+  return [status, capErrorDetails(body)];
 }
 
 function mapError(exception: unknown): [number, ErrorBody] {
-  if (exception instanceof RankerError) {
-    return [
-      exception.status,
-      { code: exception.code, message: exception.message, details: exception.details },
-    ];
-  }
+  if (exception instanceof RankerError) return errorBodyOf(exception);
   // Nest wraps Fastify's body-parsing errors in an HttpException whose cause is the Fastify error.
   const fastify = (exception instanceof HttpException ? exception.cause : exception) as
     FastifyLikeError | undefined;
@@ -88,23 +83,13 @@ function mapError(exception: unknown): [number, ErrorBody] {
     const info = typeof response === 'object' ? { info: response } : {};
     return [status, { code: httpCode(status), message: exception.message, details: [], ...info }];
   }
-  return [500, { code: 'INTERNAL', message: 'internal error', details: [] }];
+  return errorBodyOf(exception);
 }
 
 function abortedBody(error: { code?: string; message: string }): [number, ErrorBody] {
   const code = error.code ?? error.message;
   const message = `the client closed the connection before its body arrived (${code})`;
   return [400, { code: 'REQUEST_ABORTED', message, details: [{ path: 'body', message }] }];
-}
-
-/** At most MAX_ERROR_DETAILS details, whoever built the list; `detailsTotal` keeps the count. */
-function capDetails(body: ErrorBody): ErrorBody {
-  if (body.details.length <= MAX_ERROR_DETAILS) return body;
-  return {
-    ...body,
-    details: body.details.slice(0, MAX_ERROR_DETAILS),
-    detailsTotal: body.details.length,
-  };
 }
 
 function fastifyBody(error: FastifyLikeError, status: number): ErrorBody {

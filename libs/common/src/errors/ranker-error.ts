@@ -22,6 +22,12 @@ export abstract class RankerError extends Error {
   }
 }
 
+/** The body (or Kafka message value) is not JSON; the HTTP edge answers Fastify's own as the same code. */
+export class MalformedJsonError extends RankerError {
+  readonly code = 'MALFORMED_JSON';
+  readonly status = 400;
+}
+
 export class RequestInvalidError extends RankerError {
   readonly code = 'REQUEST_INVALID';
   readonly status = 400;

@@ -1,10 +1,9 @@
 import { Logger } from '@nestjs/common';
-import { FeatureUpdateFailedError, ThrottledWarnings } from '@app/common';
+import { deadLetterOf, FeatureUpdateFailedError, ThrottledWarnings } from '@app/common';
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
 import { FeaturesMetrics } from '../features.metrics';
 import { RedisFeatureWriter, StoredRowRefusedError } from '../redis/redis-feature-writer';
 import { DeadLetterSender, DeadLetterSink } from './dead-letter-sender';
-import { deadLetterOf } from './dead-letter';
 import { BadField, FeatureUpdate, parseFeatureUpdate } from './feature-update';
 
 export type { DeadLetterSink } from './dead-letter-sender';

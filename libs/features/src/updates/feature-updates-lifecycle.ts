@@ -5,7 +5,13 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { KafkaConfig } from '@app/common';
+import {
+  createKafkaClient,
+  ensureTopics,
+  KafkaConfig,
+  RestartingConsumer,
+  succeedOnce,
+} from '@app/common';
 import { ConsumerConfig, Kafka, Partitioners, Producer } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -16,11 +22,8 @@ import { RedisClient } from '../redis/redis-connection';
 import { RedisFeatureWriter } from '../redis/redis-feature-writer';
 import { RedisKeys } from '../redis/redis-keys';
 import { FeatureCacheRefresher } from './feature-cache-refresher';
-import { ensureTopics } from './feature-topics';
 import { FeatureUpdatesConfig } from './feature-updates.config';
 import { FeatureUpdateWriter } from './feature-update-writer';
-import { createKafkaClient } from './kafka-client';
-import { RestartingConsumer } from './restarting-consumer';
 
 /** An idle fetch returns after 500 ms, which also bounds how long a stopping consumer waits. */
 const CONSUMER_DEFAULTS: Omit<ConsumerConfig, 'groupId'> = {
@@ -110,6 +113,7 @@ export class FeatureUpdatesLifecycle implements OnApplicationBootstrap, BeforeAp
     );
     return new RestartingConsumer(kafka, {
       name: 'feature writer',
+      whileDown: 'features are still served',
       topic: this.config.FEATURE_UPDATES_TOPIC,
       consumer: { ...CONSUMER_DEFAULTS, groupId: this.config.FEATURE_UPDATES_WRITER_GROUP },
       // A new shared group writes what the topic still holds: replays are stale, never harmful.
@@ -126,6 +130,7 @@ export class FeatureUpdatesLifecycle implements OnApplicationBootstrap, BeforeAp
     const refresher = new FeatureCacheRefresher(this.cache, this.metrics);
     return new RestartingConsumer(kafka, {
       name: 'feature cache refresher',
+      whileDown: 'features are still served',
       topic: this.config.FEATURE_UPDATES_TOPIC,
       consumer: { ...CONSUMER_DEFAULTS, groupId: this.cacheGroupId },
       fromBeginning: false,
@@ -141,14 +146,4 @@ export class FeatureUpdatesLifecycle implements OnApplicationBootstrap, BeforeAp
       },
     });
   }
-}
-
-/** Runs `fn` until it succeeds once; later calls then resolve at once. */
-function succeedOnce(fn: () => Promise<void>): () => Promise<void> {
-  let done: Promise<void> | undefined;
-  return () =>
-    (done ??= fn().catch((error: unknown) => {
-      done = undefined;
-      throw error;
-    }));
 }

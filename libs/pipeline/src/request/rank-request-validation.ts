@@ -64,9 +64,13 @@ export function validateRankRequest(body: unknown, maxCandidates: number): RankR
     add(details, 'user', 'is required: an object { id, features? }');
   if (!Object.hasOwn(body, 'candidates'))
     add(details, 'candidates', 'must be an array of { id, features? }');
-  if (details.length > 0)
-    throw new RequestInvalidError(`invalid request: ${summary(details)}`, details);
+  if (details.length > 0) throw requestInvalid(details);
   return body as unknown as RankRequest;
+}
+
+/** The error for `details`, its message summing up the first few (as every edge reports it). */
+export function requestInvalid(details: ErrorDetail[]): RequestInvalidError {
+  return new RequestInvalidError(`invalid request: ${summary(details)}`, details);
 }
 
 function checkUser(user: unknown, details: ErrorDetail[]): void {

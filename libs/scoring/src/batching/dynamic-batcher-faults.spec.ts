@@ -82,6 +82,20 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     expect(fits.get()).toEqual({ rows: range(1010, 40) });
   });
 
+  it('tells its queue depth: rows waiting (dispatched ones not counted) and maxQueueRows', async () => {
+    const { pool, batcher, submit } = setUp(1);
+    expect(batcher.queueDepth).toEqual({ queuedRows: 0, maxQueueRows: 1000 });
+    submit(60);
+    expect(batcher.queueDepth.queuedRows).toBe(60);
+    submit(150); // 210 rows: one balanced batch of 70 leaves, 140 wait
+    expect(pool.batches.map((b) => b.rows)).toEqual([70]);
+    expect(batcher.queueDepth.queuedRows).toBe(140);
+    pool.batches[0].succeed();
+    await flush();
+    expect(pool.batches.map((b) => b.rows)).toEqual([70, 70]);
+    expect(batcher.queueDepth.queuedRows).toBe(70);
+  });
+
   describe('deadlines', () => {
     it('rejects a request whose deadline has already passed without queueing it', async () => {
       const { pool, submit, rejected } = setUp(1, { maxQueueDelayMicros: 0 });

@@ -1,4 +1,9 @@
-import { DeadlineExceededError, OverloadedError, WorkerCrashedError } from '@app/common';
+import {
+  DeadlineExceededError,
+  OverloadedError,
+  QueueDepth,
+  WorkerCrashedError,
+} from '@app/common';
 import { BatchingOptions } from '../model-options';
 import { InputFeeds, OutputTensors } from '../tensor-types';
 import { BatchPool } from '../worker/batch-pool';
@@ -74,6 +79,11 @@ export class DynamicBatcher {
       this.queuedRows += rows;
       this.pump();
     });
+  }
+
+  /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */
+  get queueDepth(): QueueDepth {
+    return { queuedRows: this.queuedRows, maxQueueRows: this.options.maxQueueRows };
   }
 
   /** Refuses new work, fails what is still queued, and waits for batches in flight. */

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Consumer, ConsumerConfig, ConsumerRunConfig, Kafka } from 'kafkajs';
+import { WakeableSleeps } from '../async/wakeable-sleeps';
 
 export interface RestartingConsumerOptions {
   /** For log lines, e.g. `feature writer`. */
@@ -12,6 +13,10 @@ export interface RestartingConsumerOptions {
   prepare?: () => Promise<void>;
   /** Called each time the consumer has (re)joined its group and fetched from its new position. */
   onPositioned?: () => void;
+  /** Called each time the consumer has (re)joined its group, with the partitions it now owns. */
+  onGroupJoin?: (assignment: Record<string, number[]>) => void;
+  /** Appended to the line logged when a start attempt fails, e.g. what still works meanwhile. */
+  whileDown?: string;
 }
 
 const RETRY_MS = [500, 1000, 2000, 5000];
@@ -26,7 +31,7 @@ export class RestartingConsumer {
   private consumer?: Consumer;
   private starting?: Promise<void>;
   private stopped = false;
-  private wake?: () => void;
+  private readonly sleeps = new WakeableSleeps();
   private awaitingFirstFetch = false;
   private positioned = false;
 
@@ -45,6 +50,15 @@ export class RestartingConsumer {
     return this.positioned;
   }
 
+  /** Stops fetching `topic` (all its partitions this member owns) until `resume`; no-op when down. */
+  pause(topic: string): void {
+    this.consumer?.pause([{ topic }]);
+  }
+
+  resume(topic: string): void {
+    this.consumer?.resume([{ topic }]);
+  }
+
   /** Starts consuming in the background (after `delayMs`); failures are logged and retried. */
   start(delayMs = 0): void {
     this.starting ??= this.startLoop(delayMs).finally(() => (this.starting = undefined));
@@ -52,7 +66,7 @@ export class RestartingConsumer {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.sleeps.wakeAll();
     await this.starting;
     this.positioned = false;
     await this.consumer?.disconnect().catch((error: Error) => {
@@ -61,7 +75,7 @@ export class RestartingConsumer {
   }
 
   private async startLoop(delayMs: number): Promise<void> {
-    if (delayMs > 0) await this.sleep(delayMs);
+    if (delayMs > 0) await this.sleeps.sleep(delayMs);
     for (let attempt = 0; !this.stopped; attempt++) {
       const consumer = this.kafka.consumer(this.options.consumer);
       this.consumer = consumer;
@@ -83,16 +97,20 @@ export class RestartingConsumer {
         if (this.stopped) return;
         const delay = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)];
         this.logger.warn(
-          `cannot start (${(error as Error).message}); retrying in ${delay} ms (features are still served)`,
+          `cannot start (${(error as Error).message}); retrying in ${delay} ms` +
+            (this.options.whileDown ? ` (${this.options.whileDown})` : ''),
         );
-        await this.sleep(delay);
+        await this.sleeps.sleep(delay);
       }
     }
   }
 
   private watch(consumer: Consumer): void {
     const { GROUP_JOIN, FETCH, CRASH, STOP } = consumer.events;
-    consumer.on(GROUP_JOIN, () => (this.awaitingFirstFetch = true));
+    consumer.on(GROUP_JOIN, ({ payload }) => {
+      this.awaitingFirstFetch = true;
+      this.options.onGroupJoin?.(payload.memberAssignment);
+    });
     consumer.on(FETCH, () => {
       if (!this.awaitingFirstFetch) return;
       this.awaitingFirstFetch = false;
@@ -106,16 +124,6 @@ export class RestartingConsumer {
       // kafkajs has disconnected this consumer and will not restart it: start a new one.
       this.logger.error(`crashed and kafkajs will not restart it (${payload.error.message})`);
       this.start(RETRY_MS[RETRY_MS.length - 1]);
-    });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
     });
   }
 }

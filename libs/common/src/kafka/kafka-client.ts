@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { KafkaConfig, ThrottledWarnings } from '@app/common';
+import { KafkaConfig } from '../config/kafka.config';
+import { ThrottledWarnings } from '../logging/throttled-warnings';
 import { Kafka, logLevel } from 'kafkajs';
 
 /** While the broker is down kafkajs repeats the same lines on every attempt; log each once a while. */

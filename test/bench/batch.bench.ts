@@ -1,0 +1,242 @@
+/**
+ * npm run bench:batch — Kafka batch scoring against the scene's raw limit, on one machine, in one
+ * run. The real worker runs as a child process (apps/batch-scorer/src/main.ts, its default
+ * settings: in-memory demo features, the `feed` scene with ctr + mtl) on run-unique topics of the
+ * local broker (deleted at the end). This process produces rank requests and reads the results;
+ * while the worker idles between phases it runs the raw limit (raw-limit.ts: ctr + mtl over the
+ * same rows). BENCH_ROUNDS rounds (default 3) each run: the raw limit (BENCH_SECONDS, default 5),
+ * then BENCH_LARGE_REQUESTS requests of 1,000 candidates (default 800), then BENCH_SMALL_REQUESTS
+ * of 100 candidates (default 8,000). A phase's requests are serialised beforehand and produced as
+ * fast as the broker takes them; it ends when the last of its results is read, and its rows/s
+ * count from the first request sent to that moment. Every requestId is checked: `lost` counts
+ * requests without a result, `duplicates` results beyond the first of a requestId, `errors`
+ * results that are not 200. Prints the rounds and the target, then one JSON line; it reports a
+ * miss, it does not fail on one.
+ */
+import 'reflect-metadata';
+import { Message } from 'kafkajs';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BatchScorerProcess } from '../support/batch-scorer-process';
+import { RankTopics, rankRequest, ReadRecord } from '../support/rank-topics';
+import { RawLimit } from './raw-limit';
+import { fixed, RoundLog, roundsFromEnv, secondsFromEnv } from './rounds';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const MODELS = ['ctr.onnx', 'mtl.onnx'].map((f) => join(repoRoot, 'models/feed/v1', f));
+const SECONDS = secondsFromEnv('BENCH_SECONDS', 5);
+const SWEEP_SECONDS = secondsFromEnv('BENCH_SWEEP_SECONDS', 0.5);
+const ROUNDS = roundsFromEnv();
+const CORES = availableParallelism();
+const PARTITIONS = 8;
+const PHASE_TIMEOUT_MS = 300_000;
+const TARGET = 0.8;
+
+function count(name: string, fallback: number): number {
+  const text = process.env[name];
+  const value = text === undefined ? fallback : Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, got "${text}"`);
+  return value;
+}
+
+const LARGE = { candidates: 1000, requests: count('BENCH_LARGE_REQUESTS', 800), chunk: 40 };
+const SMALL = { candidates: 100, requests: count('BENCH_SMALL_REQUESTS', 8000), chunk: 400 };
+type Size = typeof LARGE;
+
+interface PhaseResult {
+  rowsPerS: number;
+  seconds: number;
+  lost: number;
+  duplicates: number;
+  errors: number;
+}
+
+/** Every result read so far, by requestId; a phase waits on its own ids. */
+class Results {
+  private readonly seen = new Map<string, number>();
+  private waiting?: { ids: Set<string>; left: number; done: (at: number) => void };
+  errors = 0;
+  total = 0;
+
+  readonly add = (record: ReadRecord): void => {
+    this.total++;
+    const times = (this.seen.get(record.key) ?? 0) + 1;
+    this.seen.set(record.key, times);
+    if (times === 1 && record.headers['x-status'] !== '200') this.errors++;
+    const waiting = this.waiting;
+    if (times === 1 && waiting?.ids.has(record.key) && --waiting.left === 0) {
+      this.waiting = undefined;
+      waiting.done(performance.now());
+    }
+  };
+
+  /** Resolves with the time the last of `ids` arrived, or undefined after `timeoutMs`. */
+  until(ids: string[], timeoutMs: number): Promise<number | undefined> {
+    const left = ids.filter((id) => !this.seen.has(id)).length;
+    if (left === 0) return Promise.resolve(performance.now());
+    return new Promise((done) => {
+      const timer = setTimeout(() => {
+        this.waiting = undefined;
+        done(undefined);
+      }, timeoutMs);
+      this.waiting = {
+        ids: new Set(ids),
+        left,
+        done: (at) => {
+          clearTimeout(timer);
+          done(at);
+        },
+      };
+    });
+  }
+
+  missing(ids: string[]): number {
+    return ids.filter((id) => !this.seen.has(id)).length;
+  }
+
+  duplicatesOf(ids: string[]): number {
+    return ids.reduce((sum, id) => sum + Math.max(0, (this.seen.get(id) ?? 0) - 1), 0);
+  }
+}
+
+function messages(tag: string, size: Size, requests: number): { ids: string[]; batch: Message[] } {
+  const ids: string[] = [];
+  const batch: Message[] = [];
+  for (let n = 0; n < requests; n++) {
+    const requestId = `${tag}-${n}`;
+    ids.push(requestId);
+    batch.push(rankRequest(n, size.candidates, { requestId }));
+  }
+  return { ids, batch };
+}
+
+async function phase(
+  topics: RankTopics,
+  results: Results,
+  tag: string,
+  size: Size,
+  requests = size.requests,
+): Promise<PhaseResult> {
+  const { ids, batch } = messages(tag, size, requests);
+  const errorsBefore = results.errors;
+  const done = results.until(ids, PHASE_TIMEOUT_MS);
+  const started = performance.now();
+  await topics.produce(batch, size.chunk);
+  const finished = await done;
+  const seconds = ((finished ?? performance.now()) - started) / 1000;
+  const lost = results.missing(ids);
+  return {
+    rowsPerS: ((requests - lost) * size.candidates) / seconds,
+    seconds,
+    lost,
+    duplicates: results.duplicatesOf(ids),
+    errors: results.errors - errorsBefore,
+  };
+}
+
+function phaseLine(name: string, p: PhaseResult, limit: number): string {
+  return (
+    `  ${name.padEnd(26)} ${Math.round(p.rowsPerS).toString().padStart(8)} rows/s  ` +
+    `x${(p.rowsPerS / limit).toFixed(2)} raw  ${p.seconds.toFixed(1)} s  ` +
+    `lost ${p.lost}  duplicates ${p.duplicates}  errors ${p.errors}`
+  );
+}
+
+async function main(): Promise<void> {
+  console.log(
+    `bench:batch on ${CORES} cores, ${ROUNDS} round(s): raw ${SECONDS} s, ` +
+      `${LARGE.requests} x ${LARGE.candidates} and ${SMALL.requests} x ${SMALL.candidates} ` +
+      `candidates per round, scene feed (ctr + mtl), ${PARTITIONS} partitions, one worker`,
+  );
+  const topics = await RankTopics.create('bench', { partitions: PARTITIONS });
+  const raw = RawLimit.open(MODELS, CORES);
+  let worker: BatchScorerProcess | undefined;
+  try {
+    const results = new Results();
+    await topics.read(topics.output, results.add, 20);
+    worker = await BatchScorerProcess.start(topics.env(), { name: 'batch-scorer' });
+    // JIT, item rows and the consumer's fetch sizes settle before anything is measured.
+    await phase(topics, results, 'warm-large', LARGE, Math.ceil(LARGE.requests / 4));
+    await phase(topics, results, 'warm-small', SMALL, Math.ceil(SMALL.requests / 4));
+
+    await raw.sweep(SWEEP_SECONDS);
+    for (const line of raw.sweepTable()) console.log(line);
+    const best = raw.bestCell();
+    console.log(
+      `limit layouts: (a) ${best.threads} thread(s) x batch ${best.batch}; (b) ${raw.describeParallel()}\n`,
+    );
+
+    const log = new RoundLog();
+    const totals = { requests: 0, lost: 0, duplicates: 0, errors: 0 };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const limits = await raw.measure(SECONDS);
+      const large = await phase(topics, results, `r${round}-large`, LARGE);
+      const small = await phase(topics, results, `r${round}-small`, SMALL);
+      console.log(`round ${round}/${ROUNDS}`);
+      console.log(
+        `  raw limit ${Math.round(limits.limit)} rows/s (one session per model: ` +
+          `${Math.round(limits.singleRowsPerS)}, one per core in parallel: ${Math.round(limits.parallelRowsPerS)})`,
+      );
+      console.log(phaseLine(`${LARGE.candidates} candidates`, large, limits.limit));
+      console.log(phaseLine(`${SMALL.candidates} candidates`, small, limits.limit));
+      for (const p of [large, small]) {
+        totals.lost += p.lost;
+        totals.duplicates += p.duplicates;
+        totals.errors += p.errors;
+      }
+      totals.requests += LARGE.requests + SMALL.requests;
+      log.add({
+        raw: limits.limit,
+        raw_single: limits.singleRowsPerS,
+        raw_parallel: limits.parallelRowsPerS,
+        large: large.rowsPerS,
+        ratio: large.rowsPerS / limits.limit,
+        small: small.rowsPerS,
+        small_ratio: small.rowsPerS / limits.limit,
+      });
+    }
+
+    const report = {
+      cores: CORES,
+      requests: totals.requests,
+      candidates_per_request: { large: LARGE.candidates, small: SMALL.candidates },
+      rows_per_s: Math.round(log.median('large')),
+      raw_rows_per_s: Math.round(log.median('raw')),
+      raw_single_session_rows_per_s: Math.round(log.median('raw_single')),
+      raw_parallel_rows_per_s: Math.round(log.median('raw_parallel')),
+      ratio: fixed(log.median('ratio')),
+      small_rows_per_s: Math.round(log.median('small')),
+      small_ratio: fixed(log.median('small_ratio')),
+      lost: totals.lost,
+      duplicates: totals.duplicates,
+      errors: totals.errors,
+      worker_retries: await worker.metric('ranker_batch_retries_total'),
+      worker_pauses: await worker.metric('ranker_batch_flow_control_total', 'event="pause"'),
+      rounds: ROUNDS,
+      ratio_spread: fixed(log.spread('ratio').relative),
+      small_ratio_spread: fixed(log.spread('small_ratio').relative),
+      ...log.ratioDetails(['ratio', 'small_ratio']),
+    };
+    console.log(`\ntargets (median over ${ROUNDS} round(s)):`);
+    const pass = report.ratio !== null && report.ratio >= TARGET;
+    console.log(
+      `  ratio >= ${TARGET} (1,000 candidates): ${report.ratio ?? 'n/a'} ${pass ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(`  lost == 0: ${report.lost} ${report.lost === 0 ? 'PASS' : 'FAIL'}`);
+    console.log(JSON.stringify(report));
+  } catch (error) {
+    if (worker !== undefined)
+      console.error(`worker log (tail):\n${worker.logText().slice(-20_000)}`);
+    throw error;
+  } finally {
+    await worker?.stop();
+    await raw.close();
+    await topics.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
