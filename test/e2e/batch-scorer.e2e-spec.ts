@@ -120,8 +120,21 @@ describe('batch scorer (in process, real broker)', () => {
       expect(record.key).toBe(requestId);
       expect(record.headers['x-status']).toBe('200');
       const body = json(record);
-      expect(Object.keys(body)).toEqual(['requestId', 'scene', 'version', 'degraded', 'items']);
-      expect(body).toMatchObject({ requestId, scene: 'feed', version: 'v1', degraded: false });
+      expect(Object.keys(body)).toEqual([
+        'requestId',
+        'scene',
+        'version',
+        'arm',
+        'degraded',
+        'items',
+      ]);
+      expect(body).toMatchObject({
+        requestId,
+        scene: 'feed',
+        version: 'v1',
+        arm: 'stable',
+        degraded: false,
+      });
       // Batch composition may move the last float bits; the ranking is the same.
       const scores = new Map(expected.items.map((item) => [item.id, item.score]));
       expect(body.items.map((i: { id: string }) => i.id).sort()).toEqual([...scores.keys()].sort());
