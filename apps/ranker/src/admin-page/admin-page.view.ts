@@ -28,14 +28,7 @@ export interface SceneView {
 
 /** The registry's states (libs/pipeline VersionState), newest first on the page. */
 export type VersionState =
-  | 'incomplete'
-  | 'available'
-  | 'loading'
-  | 'warming'
-  | 'ready'
-  | 'serving'
-  | 'draining'
-  | 'failed';
+  'incomplete' | 'available' | 'loading' | 'warming' | 'ready' | 'serving' | 'draining' | 'failed';
 
 export interface VersionView {
   version: string;

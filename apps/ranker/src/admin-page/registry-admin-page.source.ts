@@ -45,14 +45,19 @@ export class RegistryAdminPageSource extends AdminPageSource {
 
   async view(): Promise<AdminPageView> {
     const scenes = await Promise.all(
-      this.registry.list().map((listing) => sceneView(listing, this.traffic.describe(listing.scene))),
+      this.registry
+        .list()
+        .map((listing) => sceneView(listing, this.traffic.describe(listing.scene))),
     );
     scenes.sort((a, b) => a.scene.localeCompare(b.scene));
     return { generatedAt: new Date(), replica: hostname(), scenes };
   }
 }
 
-async function sceneView(listing: SceneListing, rollout: SceneTraffic | undefined): Promise<SceneView> {
+async function sceneView(
+  listing: SceneListing,
+  rollout: SceneTraffic | undefined,
+): Promise<SceneView> {
   const traffic = trafficView(listing, rollout);
   const shadowVersion = rollout?.traffic.config.shadow;
   return {
@@ -65,7 +70,12 @@ async function sceneView(listing: SceneListing, rollout: SceneTraffic | undefine
 }
 
 async function versionView(v: VersionListing): Promise<VersionView> {
-  return { version: v.version, state: v.state, reasons: v.reasons, validation: await validation(v) };
+  return {
+    version: v.version,
+    state: v.state,
+    reasons: v.reasons,
+    validation: await validation(v),
+  };
 }
 
 /**
@@ -109,7 +119,11 @@ function failedGate(reasons: ErrorDetail[]): ValidationView[] {
   return VALIDATION_CHECKS.map((check, i): ValidationView => {
     if (failing.has(check)) {
       const count = reasons.filter((r) => checkOf(r) === check).length;
-      return { check, outcome: 'fail', messages: [count === 1 ? '1 problem' : `${count} problems`] };
+      return {
+        check,
+        outcome: 'fail',
+        messages: [count === 1 ? '1 problem' : `${count} problems`],
+      };
     }
     return i < first
       ? { check, outcome: 'pass', messages: [] }
@@ -128,7 +142,10 @@ export function checkOf(reason: ErrorDetail): ValidationCheck {
 const allPending = (why: string): ValidationView[] =>
   VALIDATION_CHECKS.map((check) => ({ check, outcome: 'pending', messages: [why] }));
 
-function trafficView(listing: SceneListing, rollout: SceneTraffic | undefined): TrafficView | undefined {
+function trafficView(
+  listing: SceneListing,
+  rollout: SceneTraffic | undefined,
+): TrafficView | undefined {
   if (!rollout) {
     // The rollout has not read the scene yet: the registry's own rule serves.
     return listing.stable === null
@@ -149,7 +166,11 @@ function trafficView(listing: SceneListing, rollout: SceneTraffic | undefined): 
           }
         : { from: source === 'override' ? 'default' : source },
     problems: problems.flatMap(({ source, errors }) =>
-      errors.map((e) => ({ source, ...(e.path !== undefined && { path: e.path }), message: e.message })),
+      errors.map((e) => ({
+        source,
+        ...(e.path !== undefined && { path: e.path }),
+        message: e.message,
+      })),
     ),
     ...splitOf(config),
   };
