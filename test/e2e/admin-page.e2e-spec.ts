@@ -4,8 +4,15 @@
  * driven by playwright-core. Then the same routes over plain HTTP for what a browser hides:
  * statuses, cookie attributes, the 404 without a token, and the 415 every other route keeps.
  */
+import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 import { createRankerApp } from '../../apps/ranker/src/ranker-app';
+import { writeVersion } from '../support/bundle-versions';
+import { bundlesRoot } from './live-ranker';
 import { RankerClient } from './ranker-client';
 
 const TOKEN = `e2e-admin-token-${Math.random().toString(36).slice(2)}`;
@@ -114,6 +121,138 @@ describe('/admin in a headless Chromium', () => {
     expect(await context.cookies()).toEqual([]);
     expect((await page.reload())?.status()).toBe(401);
     expect(await tokenInput().isVisible()).toBe(true);
+  });
+});
+
+describe('/admin during a rollout, in a headless Chromium', () => {
+  const prefix = `ranker-admin-page-spec-${randomUUID()}:`;
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  let ranker: RankerClient;
+  let removeRoot: () => Promise<void>;
+  let browser: Browser;
+  let page: Page;
+
+  const rollout = async () =>
+    (await ranker.request('GET', '/v1/admin/scenes/feed', undefined, 'application/json', auth))
+      .body;
+  const until = async (what: string, check: () => Promise<boolean>, withinMs = 30_000) => {
+    for (const end = Date.now() + withinMs; !(await check()); await sleep(50))
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+  };
+
+  beforeAll(async () => {
+    let root: string;
+    ({ root, remove: removeRoot } = await bundlesRoot('ranker-admin-page-'));
+    // v2 and v3 are copies of v1: a canary and a shadow (a shadow may not also take traffic).
+    await writeVersion(root, 'feed', 'v2');
+    await writeVersion(root, 'feed', 'v3');
+    await writeFile(
+      join(root, 'feed', 'traffic.yaml'),
+      'stable: v1\ncanary:\n  version: v2\n  percent: 40\nshadow:\n  version: v3\n  percent: 100\n',
+    );
+    ranker = await RankerClient.start({
+      RANKER_ADMIN_TOKEN: TOKEN,
+      BUNDLES_DIR: root,
+      TRAFFIC_REDIS_KEY_PREFIX: prefix,
+      SCORING_DEFAULT_INSTANCES: '1',
+    });
+    await until('v2 and v3 ready', async () => {
+      const listing = await rollout();
+      return ['v2', 'v3'].every((v) =>
+        listing.versions.some(
+          (row: { version: string; state: string }) => row.version === v && row.state === 'ready',
+        ),
+      );
+    });
+    // Requests from 40 users: both arms of the canary get some, the shadow scores each.
+    for (let u = 0; u < 40; u++) {
+      const reply = await ranker.request('POST', '/v1/scenes/feed/rank', {
+        user: { id: `u${u}` },
+        context: { hour: 3, device: 'ios' },
+        candidates: Array.from({ length: 5 }, (_, i) => ({ id: `i${i * 17 + 1}` })),
+      });
+      expect(reply.status).toBe(200);
+    }
+    await until('shadow comparisons', async () =>
+      (await rollout()).rollout.shadows.some((s: { comparisons: number }) => s.comparisons > 0),
+    );
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ extraHTTPHeaders: auth });
+    page = await context.newPage();
+    expect((await page.goto(`${ranker.baseUrl}/admin`))?.status()).toBe(200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await ranker?.close();
+    await removeRoot?.();
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('lists every version with its state, its gate and its share of the traffic', async () => {
+    expect(await tableRows(page, 'Scenes')).toEqual([
+      ['feed', 'v3', 'ready', 'shadow 100 %'],
+      ['feed', 'v2', 'ready', 'canary 40 %'],
+      ['feed', 'v1', 'serving', 'stable'],
+    ]);
+    expect(await tableRows(page, 'Versions')).toEqual([
+      ['v3', 'ready', 'pass', 'pass', 'pass', 'pass'],
+      ['v2', 'ready', 'pass', 'pass', 'pass', 'pass'],
+      ['v1', 'serving', 'pass', 'pass', 'pass', 'pass'],
+    ]);
+  });
+
+  it('shows the split from traffic.yaml: stable, the canary share, the shadow', async () => {
+    const split = Object.fromEntries(
+      await page
+        .getByRole('table', { name: 'Traffic split' })
+        .getByRole('row')
+        .evaluateAll((rows) =>
+          rows.map((r) => [
+            r.querySelector('th')!.textContent!.trim(),
+            r.querySelector('td')!.textContent!.replace(/\s+/g, ' ').trim(),
+          ]),
+        ),
+    );
+    expect(split).toEqual({
+      'Set by': 'traffic.yaml',
+      Stable: 'v1',
+      Canary: 'v2 takes 40 %',
+      Shadow: 'v3 scores 100 % of requests off the response path',
+    });
+  });
+
+  it('shows the canary against stable with the figures of the requests sent, and the guardrail', async () => {
+    const feed = page.getByRole('region', { name: 'Scene feed' });
+    expect(await feed.innerText()).toContain('Canary v2 against stable v1 over the last 300 s.');
+    const [requests, errors, p99] = await tableRows(page, 'Canary health');
+    const [stableRequests, canaryRequests] = requests.map((c) => Number(c.replace(/,/g, '')));
+    expect(stableRequests).toBeGreaterThan(0);
+    expect(canaryRequests).toBeGreaterThan(0);
+    expect(stableRequests + canaryRequests).toBe(40);
+    expect(requests[2]).toBe('judged from 100 requests each');
+    expect(errors.slice(0, 2)).toEqual(['0 %', '0 %']);
+    expect(errors[2]).toBe('at most stable + 2 pts, once the canary has 5 errors');
+    expect(p99[0]).toMatch(/^\d+(\.\d+)? ms$/);
+    expect(p99[2]).toBe('at most 1.5 × stable');
+    // 40 requests are fewer than the guardrail's 100: nothing is judged yet.
+    expect(await feed.innerText()).toContain('Guardrail: collecting, too few requests to judge');
+  });
+
+  it('shows how the shadow ranked the same requests against each served version', async () => {
+    const rows = await tableRows(page, 'Shadow differences');
+    expect(rows.length).toBeGreaterThan(0);
+    for (const [primary, compared, failed, nonFinite, , overlap] of rows) {
+      expect(['v1', 'v2']).toContain(primary);
+      expect(Number(compared)).toBeGreaterThan(0);
+      expect(failed).toBe('0');
+      expect(nonFinite).toBe('0');
+      // v3 is a copy of what served: the same top items
+      expect(overlap).toBe('100 %');
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { renderAdminPage } from './admin-page.render';
-import { AdminPageView, SceneView, VersionView } from './admin-page.view';
+import { AdminPageView, SceneView, VALIDATION_CHECKS, VersionView } from './admin-page.view';
 import { renderLoginPage } from './login-page.render';
 
 const passed = (golden: 'pass' | 'skipped' = 'pass'): VersionView['validation'] => [
@@ -15,6 +15,16 @@ function busyScene(name = 'feed', text = (s: string) => s): SceneView {
   return {
     scene: name,
     versions: [
+      {
+        version: text('v6'),
+        state: 'incomplete',
+        reasons: [{ message: text('no READY file yet') }],
+        validation: VALIDATION_CHECKS.map((check) => ({
+          check,
+          outcome: 'pending',
+          messages: [],
+        })),
+      },
       {
         version: text('v4'),
         state: 'failed',
@@ -36,11 +46,21 @@ function busyScene(name = 'feed', text = (s: string) => s): SceneView {
         ],
       },
       { version: text('v3'), state: 'draining', reasons: [], validation: passed() },
-      { version: text('v2'), state: 'serving', reasons: [], validation: passed('skipped') },
+      { version: text('v2'), state: 'ready', reasons: [], validation: passed('skipped') },
       { version: text('v1'), state: 'serving', reasons: [], validation: passed() },
       { version: text('v5'), state: 'warming', reasons: [], validation: passed() },
     ],
     traffic: {
+      origin: {
+        from: 'override',
+        by: text('alice'),
+        at: new Date('2025-03-04T05:00:00Z'),
+        reason: text('hold v1'),
+        fileChangedSince: true,
+      },
+      problems: [
+        { source: 'file', path: text('canary.percent'), message: text('must be below 100') },
+      ],
       stable: text('v1'),
       canary: { version: text('v3'), share: 0.05 },
       experiments: [
@@ -56,10 +76,17 @@ function busyScene(name = 'feed', text = (s: string) => s): SceneView {
     },
     canary: {
       version: text('v3'),
-      windowSeconds: 300,
+      stableVersion: text('v1'),
       stable: { requests: 12_000, errorRate: 0.001, p99Ms: 41.25 },
       canary: { requests: 640, errorRate: 0.0625, p99Ms: 88 },
-      limits: { maxErrorRateIncrease: 0.01, maxP99Ratio: 1.5, minRequests: 500 },
+      limits: {
+        window: 300,
+        minRequests: 500,
+        minErrors: 5,
+        maxErrorRateDelta: 0.01,
+        maxErrorRatio: 3,
+        maxP99Ratio: 1.5,
+      },
       guardrail: {
         state: 'rolled back',
         reason: text('error rate 6.25 % > stable 0.1 % + 1 pt'),
@@ -68,13 +95,19 @@ function busyScene(name = 'feed', text = (s: string) => s): SceneView {
     },
     shadow: {
       version: text('v5'),
-      requests: 5_321,
-      errors: 2,
-      k: 50,
-      rankCorrelation: 0.8123,
-      overlapAtK: 0.9,
-      meanScoreDelta: 0.01234,
-      maxScoreDelta: 0.2,
+      topK: 50,
+      against: [
+        {
+          primary: text('v1'),
+          comparisons: 5_321,
+          failures: [{ reason: text('timed_out'), count: 2 }],
+          nonFiniteScores: 0,
+          rankCorrelation: 0.8123,
+          overlapAtK: 0.9,
+          meanAbsDelta: 0.01234,
+          maxAbsDelta: 0.2,
+        },
+      ],
     },
   };
 }
@@ -82,7 +115,7 @@ function busyScene(name = 'feed', text = (s: string) => s): SceneView {
 const quietScene: SceneView = {
   scene: 'news',
   versions: [{ version: 'v1', state: 'serving', reasons: [], validation: passed() }],
-  traffic: { stable: 'v1', experiments: [] },
+  traffic: { origin: { from: 'file' }, problems: [], stable: 'v1', experiments: [] },
 };
 
 const view = (scenes: SceneView[]): AdminPageView => ({
@@ -137,9 +170,10 @@ describe('renderAdminPage', () => {
     );
     expect(overview).toBe(
       'Scene Version State Traffic ' +
+        'feed v6 incomplete — ' +
         'feed v4 failed — ' +
         'feed v3 draining canary 5 % ' +
-        'feed v2 serving ranker-exp-7/treatment 50 % ' +
+        'feed v2 ready ranker-exp-7/treatment 50 % ' +
         'feed v1 serving stable, ranker-exp-7/control 50 % ' +
         'feed v5 warming shadow 10 % ' +
         'news v1 serving stable ',
@@ -150,45 +184,75 @@ describe('renderAdminPage', () => {
     [
       'each version validation result and every reason a version failed',
       'Version State Schema Model contract Dry run Golden ' +
+        'v6 incomplete pending pending pending pending no READY file yet ' +
         'v4 failed pass fail dense: 13 vs 12 columns pending fail 1 of 4 requests off ' +
         'models.ctr.inputs.dense : expects 13 columns, model has 12 ' +
         'golden.jsonl:3 : candidates[0] (i1): expected 0.5, got 0.1 ' +
         'v3 draining pass pass pass pass ' +
-        'v2 serving pass pass pass skipped no golden.jsonl ' +
+        'v2 ready pass pass pass skipped no golden.jsonl ' +
         'v1 serving pass pass pass pass',
     ],
     [
-      'the traffic split: stable, canary, experiments with arms and shares, shadow',
-      'Traffic split Stable v1 Canary v3 takes 5 % ' +
+      'the traffic split: who set it, stable, canary, problems, experiments with arms and shares, shadow',
+      'Traffic split Set by override by alice at 2025-03-04 05:00:00 UTC: hold v1 ' +
+        '(traffic.yaml changed since) Stable v1 Canary v3 takes 5 % ' +
         'Shadow v5 scores 10 % of requests off the response path ' +
+        'Refused traffic configuration; the last valid split stays in force: ' +
+        'file: canary.percent : must be below 100 ' +
         'Experiment Arm Version Share ' +
         'ranker-exp-7 control v1 50 % ranker-exp-7 treatment v2 50 %',
     ],
     [
       'canary health against stable, the limits, and a rollback with reason and time',
-      'Canary health Canary v3 against stable over the last 300 s. ' +
+      'Canary health Canary v3 against stable v1 over the last 300 s. ' +
         'Stable Canary Limit ' +
-        'Requests 12,000 640 judged from 500 requests ' +
-        'Error rate 0.1 % 6.25 % at most stable + 1 pt ' +
+        'Requests 12,000 640 judged from 500 requests each ' +
+        'Error rate 0.1 % 6.25 % at most stable + 1 pt and 3 × stable, once the canary has 5 errors ' +
         'p99 latency 41.3 ms 88 ms at most 1.5 × stable ' +
         'Guardrail: rolled back at 2025-03-04 05:06:07 UTC: error rate 6.25 % > stable 0.1 % + 1 pt',
     ],
     [
       'the shadow differences',
       'Shadow differences Shadow v5 against the served ranking, top 50. ' +
-        'Requests compared 5,321 Shadow errors 2 Rank correlation of top 50 0.812 ' +
-        'Overlap@50 90 % Mean score delta 0.0123 Max score delta 0.2',
+        'Against Compared No comparison Non-finite scores Rank correlation Overlap@50 ' +
+        'Mean |Δ score| Max |Δ score| ' +
+        'v1 5,321 2 (timed_out 2) 0 0.812 90 % 0.0123 0.2',
     ],
   ])('shows %s', (_what, expected) => {
     expect(sceneText(renderAdminPage(view([busyScene()])), 'feed')).toContain(expected);
   });
 
-  it('says ok for a healthy canary', () => {
+  it.each([
+    ['healthy', 'Guardrail: healthy'],
+    ['collecting', 'Guardrail: collecting , too few requests to judge'],
+  ] as const)('says when the canary is %s', (state, expected) => {
     const scene = busyScene();
-    scene.canary!.guardrail = { state: 'ok' };
+    scene.canary!.guardrail = { state };
     const feed = sceneText(renderAdminPage(view([scene])), 'feed');
-    expect(feed).toContain('Guardrail: ok');
+    expect(feed).toContain(expected);
     expect(feed).not.toContain('rolled back');
+  });
+
+  it('names limits that are not set, where the traffic comes from, and a shadow not compared yet', () => {
+    const scene = busyScene();
+    scene.canary!.limits = { window: 60, minRequests: 20, minErrors: 1 };
+    scene.traffic!.origin = { from: 'default' };
+    scene.traffic!.problems = [];
+    scene.shadow = { version: 'v5', against: [] };
+    const feed = sceneText(renderAdminPage(view([scene])), 'feed');
+    expect(feed).toContain('Set by default (no traffic.yaml): the newest valid version Stable v1');
+    expect(feed).not.toContain('Refused');
+    expect(feed).toContain(
+      'Error rate 0.1 % 6.25 % not checked p99 latency 41.3 ms 88 ms not checked',
+    );
+    expect(feed).toContain('over the last 60 s');
+    expect(feed).toContain(
+      'Shadow v5 against the served ranking, whole responses. No request compared yet.',
+    );
+    scene.traffic!.origin = { from: 'file' };
+    expect(sceneText(renderAdminPage(view([scene])), 'feed')).toContain(
+      'Set by traffic.yaml Stable v1',
+    );
   });
 
   it('says clearly when there is no canary, no experiment, no shadow', () => {
@@ -196,7 +260,7 @@ describe('renderAdminPage', () => {
     expect(news).toBe(
       'Scene news Versions Version State Schema Model contract Dry run Golden ' +
         'v1 serving pass pass pass pass ' +
-        'Traffic split Stable v1 Canary No canary. Shadow No shadow version. No experiments. ' +
+        'Traffic split Set by traffic.yaml Stable v1 Canary No canary. Shadow No shadow version. No experiments. ' +
         'Canary health No canary. Shadow differences No shadow version. ',
     );
   });
@@ -244,6 +308,8 @@ describe('escaping', () => {
       `models.ctr.inputs.dense${hostile} : expects 13 columns, model has 12${hostile}`,
     );
     expect(text).toContain(`error rate 6.25 % > stable 0.1 % + 1 pt${hostile}`);
+    expect(text).toContain(`override by alice${hostile}`);
+    expect(text).toContain(`canary.percent${hostile} : must be below 100${hostile}`);
     // the hostile scene name sits in an attribute too, and cannot leave it
     expect(skeleton(page)).toBe(skeleton(renderAdminPage(view([busyScene('x')]))));
   });

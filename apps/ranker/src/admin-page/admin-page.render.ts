@@ -2,8 +2,10 @@ import { ErrorDetail } from '@app/common';
 import {
   AdminPageView,
   CanaryHealthView,
+  GuardrailLimitsView,
   SceneView,
   ShadowDiffView,
+  TrafficOriginView,
   TrafficView,
   VALIDATION_CHECKS,
   ValidationCheck,
@@ -119,24 +121,54 @@ function traffic(t: TrafficView): Html {
   const split = table(
     'Traffic split',
     [],
-    [headedRow('Stable', t.stable), headedRow('Canary', canary), headedRow('Shadow', shadow)],
+    [
+      headedRow('Set by', origin(t.origin)),
+      headedRow('Stable', t.stable),
+      headedRow('Canary', canary),
+      headedRow('Shadow', shadow),
+    ],
   );
   const arms = t.experiments.flatMap((e) =>
     e.arms.map((a) => row(e.name, a.arm, a.version, figure(percent(a.share)))),
   );
+  const problems = t.problems.map((p) =>
+    p.path
+      ? html`<li>${p.source}: <code>${p.path}</code>: ${p.message}</li>`
+      : html`<li>${p.source}: ${p.message}</li>`,
+  );
   return html`${split}
+  ${
+    problems.length > 0 &&
+    html`<p class="error">Refused traffic configuration; the last valid split stays in force:</p>
+      <ul class="reasons" aria-label="Traffic problems">
+        ${problems}
+      </ul>`
+  }
   ${arms.length === 0 ? html`<p class="empty">No experiments.</p>` : table('Experiments', ['Experiment', 'Arm', 'Version', 'Share'], arms)}`;
+}
+
+function origin(o: TrafficOriginView): Html | string {
+  if (o.from === 'file') return 'traffic.yaml';
+  if (o.from === 'default') return 'default (no traffic.yaml): the newest valid version';
+  return html`override by <strong>${o.by}</strong> at
+    ${utc(o.at)}${o.reason !== undefined && html`: ${o.reason}`}${
+      o.fileChangedSince && html` <span class="error">(traffic.yaml changed since)</span>`
+    }`;
 }
 
 function canary(c: CanaryHealthView): Html {
   const { stable, canary: can, limits, guardrail } = c;
   const verdict =
-    guardrail.state === 'ok'
-      ? html`<p>Guardrail: <span class="state ok">ok</span></p>`
-      : html`<p>
+    guardrail.state === 'rolled back'
+      ? html`<p>
           Guardrail: <span class="state rolled-back">rolled back</span> at ${utc(guardrail.at)}:
           <span class="error">${guardrail.reason}</span>
-        </p>`;
+        </p>`
+      : guardrail.state === 'healthy'
+        ? html`<p>Guardrail: <span class="state healthy">healthy</span></p>`
+        : html`<p>
+            Guardrail: <span class="state collecting">collecting</span>, too few requests to judge
+          </p>`;
   const health = table(
     'Canary health',
     ['', 'Stable', 'Canary', 'Limit'],
@@ -145,44 +177,79 @@ function canary(c: CanaryHealthView): Html {
         'Requests',
         figure(count(stable.requests)),
         figure(count(can.requests)),
-        `judged from ${count(limits.minRequests)} requests`,
+        `judged from ${count(limits.minRequests)} requests each`,
       ),
       headedRow(
         'Error rate',
         figure(percent(stable.errorRate)),
         figure(percent(can.errorRate)),
-        `at most stable + ${points(limits.maxErrorRateIncrease)}`,
+        errorLimit(limits),
       ),
       headedRow(
         'p99 latency',
         figure(millis(stable.p99Ms)),
         figure(millis(can.p99Ms)),
-        `at most ${decimal(limits.maxP99Ratio, 2)} × stable`,
+        limits.maxP99Ratio === undefined
+          ? 'not checked'
+          : `at most ${decimal(limits.maxP99Ratio, 2)} × stable`,
       ),
     ],
   );
   return html`<p>
-      Canary <code>${c.version}</code> against stable over the last ${count(c.windowSeconds)} s.
+      Canary <code>${c.version}</code> against stable <code>${c.stableVersion}</code> over the last
+      ${count(limits.window)} s.
     </p>
     ${health} ${verdict}`;
 }
 
+function errorLimit(l: GuardrailLimitsView): string {
+  const parts = [
+    l.maxErrorRateDelta !== undefined && `stable + ${points(l.maxErrorRateDelta)}`,
+    l.maxErrorRatio !== undefined && `${decimal(l.maxErrorRatio, 2)} × stable`,
+  ].filter((p): p is string => typeof p === 'string');
+  if (parts.length === 0) return 'not checked';
+  return `at most ${parts.join(' and ')}, once the canary has ${count(l.minErrors)} errors`;
+}
+
 function shadow(s: ShadowDiffView): Html {
-  const k = count(s.k);
-  const diffs = table(
-    'Shadow differences',
-    [],
-    [
-      headedRow('Requests compared', figure(count(s.requests))),
-      headedRow('Shadow errors', figure(count(s.errors))),
-      headedRow(`Rank correlation of top ${k}`, figure(decimal(s.rankCorrelation))),
-      headedRow(`Overlap@${k}`, figure(percent(s.overlapAtK))),
-      headedRow('Mean score delta', figure(decimal(s.meanScoreDelta, 4))),
-      headedRow('Max score delta', figure(decimal(s.maxScoreDelta, 4))),
-    ],
+  const k = s.topK === undefined ? 'K' : count(s.topK);
+  const rows = s.against.map((a) =>
+    row(
+      a.primary,
+      figure(count(a.comparisons)),
+      failures(a.failures),
+      figure(count(a.nonFiniteScores)),
+      figure(decimal(a.rankCorrelation)),
+      figure(percent(a.overlapAtK)),
+      figure(decimal(a.meanAbsDelta, 4)),
+      figure(decimal(a.maxAbsDelta, 4)),
+    ),
   );
-  return html`<p>Shadow <code>${s.version}</code> against the served ranking, top ${k}.</p>
-    ${diffs}`;
+  const head = [
+    'Against',
+    'Compared',
+    'No comparison',
+    'Non-finite scores',
+    'Rank correlation',
+    `Overlap@${k}`,
+    'Mean |Δ score|',
+    'Max |Δ score|',
+  ];
+  return html`<p>
+      Shadow <code>${s.version}</code> against the served ranking,
+      ${s.topK === undefined ? 'whole responses' : `top ${k}`}.
+    </p>
+    ${
+      rows.length === 0
+        ? html`<p class="empty">No request compared yet.</p>`
+        : table('Shadow differences', head, rows)
+    }`;
+}
+
+function failures(list: { reason: string; count: number }[]): string {
+  const total = list.reduce((n, f) => n + f.count, 0);
+  if (total === 0) return '0';
+  return `${count(total)} (${list.map((f) => `${f.reason} ${count(f.count)}`).join(', ')})`;
 }
 
 const capitalised = (s: string) => s[0].toUpperCase() + s.slice(1);

@@ -26,12 +26,14 @@ export interface SceneView {
   shadow?: ShadowDiffView;
 }
 
-export type VersionState = 'loading' | 'warming' | 'serving' | 'failed' | 'draining';
+/** The registry's states (libs/pipeline VersionState), newest first on the page. */
+export type VersionState =
+  'incomplete' | 'available' | 'loading' | 'warming' | 'ready' | 'serving' | 'draining' | 'failed';
 
 export interface VersionView {
   version: string;
   state: VersionState;
-  /** Why the version failed, each with its YAML path where it has one; empty unless failed. */
+  /** Why the version failed or is incomplete, each with its YAML path where it has one. */
   reasons: ErrorDetail[];
   /** The load gate's checks, in the order they run. */
   validation: ValidationView[];
@@ -55,11 +57,34 @@ export interface ValidationView {
 }
 
 export interface TrafficView {
+  /** Where the split comes from: traffic.yaml, an override (who set it, when), or the default. */
+  origin: TrafficOriginView;
+  /** Sources found invalid (the split in force is then the last valid one), with their paths. */
+  problems: TrafficProblemView[];
   stable: string;
   canary?: { version: string; share: number };
   experiments: ExperimentView[];
   /** Scores a share of the requests off the response path; never answers a caller. */
   shadow?: { version: string; share: number };
+}
+
+export type TrafficOriginView =
+  | { from: 'file' }
+  /** No traffic.yaml, no override: the newest valid version takes all traffic. */
+  | { from: 'default' }
+  | {
+      from: 'override';
+      by: string;
+      at: Date;
+      reason?: string;
+      /** traffic.yaml changed since the override was written: the override still wins. */
+      fileChangedSince: boolean;
+    };
+
+export interface TrafficProblemView {
+  source: 'override' | 'file';
+  path?: string;
+  message: string;
 }
 
 /** An A/B experiment: users are bucketed by a hash of their id salted per experiment. */
@@ -70,44 +95,63 @@ export interface ExperimentView {
 
 export interface CanaryHealthView {
   version: string;
-  /** The window the figures cover. */
-  windowSeconds: number;
+  stableVersion: string;
   stable: ArmHealthView;
   canary: ArmHealthView;
   limits: GuardrailLimitsView;
   guardrail: GuardrailStateView;
 }
 
+/** One arm over the guardrail's window; NaN where there is no figure yet (no requests). */
 export interface ArmHealthView {
   requests: number;
   errorRate: number;
   p99Ms: number;
 }
 
-/** The canary is rolled back once it crosses either limit with at least `minRequests`. */
+/**
+ * The rollout's guardrail (traffic.yaml `canary.guardrail`): over the last `window` seconds, once
+ * both arms have `minRequests`, any set limit crossed rolls the canary back; the error-rate limits
+ * also wait for `minErrors` canary errors. An unset limit is not checked.
+ */
 export interface GuardrailLimitsView {
-  /** Largest error rate the canary may have above stable's, as a fraction (0.01 = 1 point). */
-  maxErrorRateIncrease: number;
-  /** Largest canary p99 as a multiple of stable's. */
-  maxP99Ratio: number;
+  window: number;
   minRequests: number;
+  minErrors: number;
+  /** Largest canary error rate above stable's, as a fraction (0.01 = 1 point). */
+  maxErrorRateDelta?: number;
+  /** Largest canary error rate as a multiple of stable's. */
+  maxErrorRatio?: number;
+  /** Largest canary p99 as a multiple of stable's. */
+  maxP99Ratio?: number;
 }
 
+/** `collecting`: too few requests to judge yet; `healthy`: judged and within the limits. */
 export type GuardrailStateView =
-  { state: 'ok' } | { state: 'rolled back'; reason: string; at: Date };
+  | { state: 'collecting' }
+  | { state: 'healthy' }
+  | { state: 'rolled back'; reason: string; at: Date };
 
-/** How the shadow version's ranking of the same requests differed from what was served. */
+/** How the shadow version's rankings of the same requests differed from what was served. */
 export interface ShadowDiffView {
   version: string;
-  /** Requests scored by both. */
-  requests: number;
-  /** Requests the shadow failed to score (never seen by a caller). */
-  errors: number;
-  k: number;
-  /** Mean rank correlation of the two top-K lists, -1 to 1. */
+  /** Items compared per request; absent: the whole response. */
+  topK?: number;
+  /** One row per version that served the compared requests (stable, canary, arms). */
+  against: ShadowArmDiffView[];
+}
+
+/** Running figures since the replica started comparing; NaN where there is no figure. */
+export interface ShadowArmDiffView {
+  primary: string;
+  comparisons: number;
+  /** Shadow runs that produced no comparison, by reason (failed, timed out, shed). */
+  failures: { reason: string; count: number }[];
+  nonFiniteScores: number;
+  /** Mean rank correlation of the two rankings, -1 to 1. */
   rankCorrelation: number;
-  /** Mean share of the served top-K that the shadow's top-K also holds, 0 to 1. */
+  /** Mean share of the served top K that the shadow's top K also holds, 0 to 1. */
   overlapAtK: number;
-  meanScoreDelta: number;
-  maxScoreDelta: number;
+  meanAbsDelta: number;
+  maxAbsDelta: number;
 }

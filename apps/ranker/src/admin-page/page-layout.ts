@@ -18,10 +18,10 @@ th, td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertica
 th { background: #f6f8fa; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .state, .check { display: inline-block; padding: 0 6px; border-radius: 10px; font-size: 12px; font-weight: 600; border: 1px solid currentColor; white-space: nowrap; }
-.serving, .pass, .ok { color: var(--ok); }
+.serving, .ready, .pass, .healthy { color: var(--ok); }
 .failed, .fail, .rolled-back { color: var(--bad); }
-.loading, .warming, .draining, .pending { color: var(--wait); }
-.skipped { color: var(--muted); }
+.loading, .warming, .draining, .pending, .collecting { color: var(--wait); }
+.skipped, .available, .incomplete { color: var(--muted); }
 .empty { color: var(--muted); font-style: italic; margin: 4px 0; }
 ul.reasons { margin: 4px 0; padding-left: 20px; color: var(--bad); }
 code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, monospace; }
