@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '@app/common';
+import type { GuardrailConfig } from '@app/pipeline';
 
 /**
  * Everything the /admin status page shows, as plain data. The page renders only this, so the
@@ -114,17 +115,7 @@ export interface ArmHealthView {
  * both arms have `minRequests`, any set limit crossed rolls the canary back; the error-rate limits
  * also wait for `minErrors` canary errors. An unset limit is not checked.
  */
-export interface GuardrailLimitsView {
-  window: number;
-  minRequests: number;
-  minErrors: number;
-  /** Largest canary error rate above stable's, as a fraction (0.01 = 1 point). */
-  maxErrorRateDelta?: number;
-  /** Largest canary error rate as a multiple of stable's. */
-  maxErrorRatio?: number;
-  /** Largest canary p99 as a multiple of stable's. */
-  maxP99Ratio?: number;
-}
+export type GuardrailLimitsView = GuardrailConfig;
 
 /** `collecting`: too few requests to judge yet; `healthy`: judged and within the limits. */
 export type GuardrailStateView =
