@@ -524,11 +524,20 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
           () => undefined,
           new CoreBudget(2),
         );
-      const staggered = pool(true);
+      const budget = new CoreBudget(2);
+      const staggered = new InstancePool(
+        resolveModelOptions({ id: 'pool', file: MODEL, instances: 3, staggeredStart: true }, 1),
+        () => undefined,
+        budget,
+      );
       const starting = staggered.start();
+      await Promise.resolve();
       expect(staggered.live).toHaveLength(1);
+      // The starting instance holds a core slot until it is warm; none is held afterwards.
+      expect(budget.inUse).toBe(1);
       await bounded(starting, 'staggered start');
       expect(staggered.live).toHaveLength(3);
+      expect(budget.inUse).toBe(0);
       await staggered.close();
       const together = pool(false);
       const all = together.start();

@@ -39,16 +39,24 @@ export class InstancePool implements BatchPool {
 
   /**
    * Starts every instance (all at once, or one after another with `staggeredStart`) and resolves
-   * when all are warm; any failure stops them all.
+   * when all are warm; any failure stops them all. A staggered start (a version loaded beside
+   * traffic) holds a core slot while each instance creates its session and warms up: starting
+   * threads then never run beside as many busy inference threads as there are cores, so serving
+   * batches wait for a slot instead of being slowed down by sharing a core.
    */
   async start(): Promise<{ metadata: ModelMetadata; provider: string }> {
     try {
       const readies: InstanceReady[] = [];
       if (this.options.staggeredStart) {
         for (let i = 0; i < this.options.instances; i++) {
-          const instance = this.spawn();
-          this.instances.push(instance);
-          readies.push(await instance.ready);
+          await this.budget.take();
+          try {
+            const instance = this.spawn();
+            this.instances.push(instance);
+            readies.push(await instance.ready);
+          } finally {
+            this.budget.release();
+          }
         }
       } else {
         for (let i = 0; i < this.options.instances; i++) this.instances.push(this.spawn());
