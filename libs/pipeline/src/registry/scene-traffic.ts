@@ -5,7 +5,12 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { SceneNotFoundError, ThrottledWarnings } from '@app/common';
+import {
+  exponentialBackoffMs,
+  SceneNotFoundError,
+  ThrottledWarnings,
+  WakeableSleeps,
+} from '@app/common';
 import { join, resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
 import { CanaryGuard, GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
@@ -54,7 +59,6 @@ interface SceneRollout {
 }
 
 const ROLLBACK_ATTEMPTS = 20;
-const retryDelay = (attempt: number) => Math.min(100 * 2 ** attempt, 5000);
 
 /**
  * The rollout of every scene, wired to the scene registry: after each scan it reads the scene's
@@ -70,6 +74,8 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
   private readonly logger = new Logger(SceneTrafficControl.name);
   private readonly warnings = new ThrottledWarnings(this.logger);
   private readonly scenes = new Map<string, SceneRollout>();
+  /** Backoffs of rollback writes, ended at shutdown. */
+  private readonly sleeps = new WakeableSleeps();
   private readonly root: string;
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -94,6 +100,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
 
   onApplicationShutdown(): void {
     this.closed = true;
+    this.sleeps.wakeAll();
     this.unsubscribe?.();
     for (const state of this.scenes.values()) if (state.guard) this.metrics.unwatch(state.guard);
   }
@@ -205,11 +212,12 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
         `scene ${scene}: traffic override not read (${(error as Error).message}); the last one read stays in force`,
       );
     }
+    const override = this.store.current(scene);
     const resolution = resolveTraffic({
       versions,
       newest,
       ...(file && { file }),
-      ...(this.store.current(scene) && { override: this.store.current(scene) }),
+      ...(override && { override }),
       ...(state.resolution && { previous: state.resolution }),
     });
     this.report(scene, state.resolution, resolution);
@@ -294,7 +302,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
           `scene ${scene}: rollback of canary ${decision.version} not stored yet (${(error as Error).message}); retrying`,
         );
         if (conflict) await this.refresh(scene);
-        else await new Promise((r) => setTimeout(r, retryDelay(attempt)).unref());
+        else await this.sleeps.sleep(exponentialBackoffMs(attempt));
       }
     }
     this.logger.error(
