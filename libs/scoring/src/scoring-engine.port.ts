@@ -29,6 +29,24 @@ export abstract class ScoringEngine {
   abstract unload(modelId: string): Promise<void>;
 
   /**
+   * A buffer to build a model input of `byteLength` bytes in, of unspecified content (it may be
+   * longer: view only its first `byteLength` bytes). Building into the engine's buffers and giving
+   * them back with `recycle` spares an allocation per input per request.
+   */
+  tensorBuffer(byteLength: number): ArrayBuffer {
+    return new ArrayBuffer(byteLength);
+  }
+
+  /**
+   * Gives back the buffers of `feeds`, which the caller no longer reads or writes, once every
+   * `score` call that was given them has settled (the engine copies or moves a request's rows
+   * before it settles). Buffers moved to a worker are already back.
+   */
+  recycle(feeds: InputFeeds): void {
+    void feeds;
+  }
+
+  /**
    * The fullest model queue (by queued rows over the rows it lets wait before refusing with
    * OverloadedError; of equally full ones the smallest); `{ queuedRows: 0, maxQueueRows:
    * Infinity }` with no model loaded. A caller

@@ -27,4 +27,13 @@ export class ScoringConfig {
   @Min(0)
   @Max(19)
   SCORING_WORKER_NICE = 10;
+
+  /**
+   * Megabytes of batch input buffers kept for reuse (0: allocate every batch's afresh). Workers
+   * hand their input buffers back with the results; see TensorBufferPool.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(4096)
+  SCORING_BUFFER_POOL_MB = 64;
 }

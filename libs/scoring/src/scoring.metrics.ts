@@ -14,6 +14,7 @@ export class ScoringMetrics {
   readonly rejections: Counter<(typeof LABELS)[number] | 'reason'>;
   readonly nonFinite: Counter<(typeof LABELS)[number] | 'output'>;
   readonly workerRestarts: Counter<(typeof LABELS)[number]>;
+  readonly bufferTakes: Counter<'result'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -60,6 +61,12 @@ export class ScoringMetrics {
       name: 'ranker_scoring_worker_restarts_total',
       help: 'Model workers replaced after they died',
       labelNames: LABELS,
+      registers,
+    });
+    this.bufferTakes = new Counter({
+      name: 'ranker_scoring_batch_buffers_total',
+      help: 'Batch input buffers by origin: reused (back from a worker) or allocated',
+      labelNames: ['result'],
       registers,
     });
   }

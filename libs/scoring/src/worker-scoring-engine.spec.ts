@@ -225,6 +225,71 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
     });
   });
 
+  describe('batch buffers', () => {
+    /** `feeds` built in the engine's own buffers (longer than the tensors), as the pipeline does. */
+    function inEngineBuffers(feeds: InputFeeds): InputFeeds {
+      const out: InputFeeds = {};
+      for (const [name, { dtype, data, dims }] of Object.entries(feeds)) {
+        const buffer = engine.tensorBuffer(data.byteLength);
+        const view =
+          dtype === 'int64'
+            ? new BigInt64Array(buffer, 0, data.length)
+            : new Float32Array(buffer, 0, data.length);
+        view.set(data as never);
+        out[name] = { dtype, data: view, dims };
+      }
+      return out;
+    }
+
+    it('uses the buffers workers hand back for later batches, and every request keeps its own rows', async () => {
+      await load('reuse', { instances: 2, batching: { maxBatchRows: 500 } });
+      for (let round = 0; round < 3; round++) {
+        const requests = Array.from({ length: 6 }, (_, i) =>
+          ctrFeeds(900 + 50 * i, 40 + round * 10 + i),
+        );
+        const built = requests.map(inEngineBuffers);
+        const outs = await bounded(
+          Promise.all(built.map((feeds) => engine.score('reuse', feeds))),
+          'scores',
+        );
+        for (const feeds of built) engine.recycle(feeds);
+        for (let i = 0; i < requests.length; i++)
+          expectClose(outs[i].ctr.data, await raw(requests[i]));
+      }
+      const reg = registry.getSingleMetric('ranker_scoring_batch_buffers_total')!;
+      const byResult = Object.fromEntries(
+        (await reg.get()).values.map((v) => [v.labels.result, v.value]),
+      );
+      // Later rounds find their buffers in the pool: most takes are reuses.
+      expect(byResult.reused).toBeGreaterThan(byResult.allocated);
+    });
+
+    it('allocates every batch afresh with SCORING_BUFFER_POOL_MB 0, with the same results', async () => {
+      const own = new Registry();
+      const unpooled = new WorkerScoringEngine(
+        Object.assign(new ScoringConfig(), {
+          SCORING_BUFFER_POOL_MB: 0,
+          SCORING_DEFAULT_INSTANCES: 1,
+        }),
+        new ScoringMetrics(own),
+      );
+      try {
+        await unpooled.load({ id: 'fresh', file: MODEL, batching: { maxBatchRows: 300 } });
+        for (let round = 0; round < 2; round++) {
+          const feeds = ctrFeeds(1000, 70 + round);
+          const out = await bounded(unpooled.score('fresh', copyFeeds(feeds)), 'score');
+          expectClose(out.ctr.data, await raw(feeds));
+        }
+        const takes = (await own.getSingleMetric('ranker_scoring_batch_buffers_total')!.get())
+          .values;
+        expect(takes.find((v) => v.labels.result === 'reused')?.value ?? 0).toBe(0);
+        expect(takes.find((v) => v.labels.result === 'allocated')?.value).toBeGreaterThan(0);
+      } finally {
+        await unpooled.onApplicationShutdown();
+      }
+    });
+  });
+
   describe('dynamic batching', () => {
     it('merges many small concurrent requests and gives each exactly its own rows', async () => {
       await load('merge', { batching: { maxQueueDelayMicros: 50_000 } });

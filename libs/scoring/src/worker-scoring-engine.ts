@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { countNonFinite, QueueDepth } from '@app/common';
 import { DynamicBatcher } from './batching/dynamic-batcher';
+import { TensorBufferPool } from './batching/tensor-buffer-pool';
 import { checkFeeds } from './model-input-check';
 import { ModelLoadOptions, resolveModelOptions } from './model-options';
 import { LoadedModelInfo, ScoreOptions, ScoringEngine } from './scoring-engine.port';
@@ -27,6 +28,8 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
   private readonly logger = new Logger(WorkerScoringEngine.name);
   private readonly models = new Map<string, LoadedModel>();
   private readonly budget: CoreBudget;
+  /** Batch input buffers, shared by every model's batcher. */
+  private readonly buffers: TensorBufferPool;
 
   constructor(
     private readonly config: ScoringConfig,
@@ -34,6 +37,9 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
   ) {
     super();
     this.budget = new CoreBudget(config.SCORING_MAX_CONCURRENT_BATCHES);
+    this.buffers = new TensorBufferPool(config.SCORING_BUFFER_POOL_MB * 2 ** 20, (result) =>
+      metrics?.bufferTakes.inc({ result }),
+    );
   }
 
   async load(options: ModelLoadOptions): Promise<LoadedModelInfo> {
@@ -45,7 +51,13 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
       this.budget,
       this.config.SCORING_WORKER_NICE,
     );
-    const batcher = new DynamicBatcher(options.id, full.batching, pool, this.events(labels));
+    const batcher = new DynamicBatcher(
+      options.id,
+      full.batching,
+      pool,
+      this.events(labels),
+      this.buffers,
+    );
     let started;
     try {
       started = await pool.start();
@@ -72,6 +84,14 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     // Nothing to batch: a 0-row request would otherwise reach the batcher as an empty batch.
     if (rows === 0) return Promise.resolve(emptyOutputs(model.metadata));
     return model.batcher.submit(feeds, rows, options.deadline);
+  }
+
+  override tensorBuffer(byteLength: number): ArrayBuffer {
+    return this.buffers.take(byteLength);
+  }
+
+  override recycle(feeds: InputFeeds): void {
+    for (const name in feeds) this.buffers.give(feeds[name].data.buffer as ArrayBuffer);
   }
 
   async unload(modelId: string): Promise<void> {

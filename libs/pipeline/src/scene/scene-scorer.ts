@@ -12,7 +12,11 @@ export interface SceneScores {
   readonly outputs: Record<string, Float32Array>;
 }
 
-/** Builds every model's tensors, scores the models concurrently and fuses their outputs. */
+/**
+ * Builds every model's tensors (in the engine's buffers), scores the models concurrently and fuses
+ * their outputs. The buffers go back to the engine once every model's score has settled, not at
+ * the first failure: the engine may still be copying another model's rows.
+ */
 export async function scoreScene(
   scene: Scene,
   engine: ScoringEngine,
@@ -20,9 +24,13 @@ export async function scoreScene(
   options: ScoreOptions = {},
 ): Promise<SceneScores> {
   const rows = frame.itemIds.length;
-  const results = await Promise.all(
-    scene.models.map((model) => engine.score(model.id, model.tensors.build(frame), options)),
-  );
+  const buffer = (byteLength: number) => engine.tensorBuffer(byteLength);
+  const feeds = scene.models.map((model) => model.tensors.build(frame, buffer));
+  const scoring = scene.models.map((model, m) => engine.score(model.id, feeds[m], options));
+  void Promise.allSettled(scoring).then(() => {
+    for (const f of feeds) engine.recycle(f);
+  });
+  const results = await Promise.all(scoring);
   const { fusionInputs } = scene;
   const columns = new Array<Float32Array>(fusionInputs.length);
   for (let v = 0; v < fusionInputs.length; v++) {

@@ -167,6 +167,34 @@ describe('TensorBuilder', () => {
     expect(a.sparse_ids.data).toEqual(b.sparse_ids.data);
   });
 
+  it('builds the same tensors in given buffers of any content and length as in fresh ones', () => {
+    const many = Array.from({ length: 50 }, (_, i) => `item-${i}`);
+    const wide: FeatureFrame = {
+      ...frame,
+      itemIds: many,
+      itemRequest: many.map((_, i) => (i % 7 === 0 ? { price: i } : undefined)),
+      itemStored: many.map((_, i) =>
+        i % 3 === 0 ? undefined : { price: i, category: `c${i % 4}` },
+      ),
+    };
+    const fresh = new TensorBuilder(inputs, values).build(wide);
+    const given: ArrayBuffer[] = [];
+    // Every byte set (every int64 high word -1, every float NaN), and longer than asked.
+    const dirty = (byteLength: number) => {
+      const buffer = new ArrayBuffer(byteLength + 64);
+      new Uint8Array(buffer).fill(0xff);
+      given.push(buffer);
+      return buffer;
+    };
+    const built = new TensorBuilder(inputs, values).build(wide, dirty);
+    expect(given).toHaveLength(2);
+    expect(built.sparse_ids.data.buffer).toBe(given[0]);
+    expect(built.dense.data.buffer).toBe(given[1]);
+    expect(built.sparse_ids.data).toHaveLength(50 * 4);
+    expect(built.sparse_ids.data).toEqual(fresh.sparse_ids.data);
+    expect(built.dense.data).toEqual(fresh.dense.data);
+  });
+
   it('keeps item-only values with the row object: a changed row is recomputed', () => {
     const builder = new TensorBuilder(inputs, values);
     const stored = { price: 4, category: 'toys' };

@@ -79,7 +79,14 @@ export class TensorBuilder {
     });
   }
 
-  build(frame: FeatureFrame): InputFeeds {
+  /**
+   * `buffer` gives the memory each input is built in (at least the bytes asked for, of any
+   * content: see ScoringEngine.tensorBuffer); by default, fresh buffers.
+   */
+  build(
+    frame: FeatureFrame,
+    buffer: (byteLength: number) => ArrayBuffer = freshBuffer,
+  ): InputFeeds {
     const rows = frame.itemIds.length;
     for (const input of this.inputs) {
       for (const { column } of input.tiled) column.prepare?.(frame);
@@ -89,15 +96,16 @@ export class TensorBuilder {
     const { rows: kept, keys } = this.items.forRequest(frame);
     const feeds: InputFeeds = {};
     for (const input of this.inputs) {
+      const length = rows * input.width;
       if (input.dtype === 'float32') {
-        const data = new Float32Array(rows * input.width);
+        const data = new Float32Array(buffer(length * 4), 0, length);
         this.fill(input, frame, kept, keys, data, 1);
         feeds[input.name] = { dtype: 'float32', data, dims: [rows, input.width] };
       } else {
         // Ids are non-negative and below 2^31: writing the low words through an Int32Array view
-        // is much faster than BigInt per element, and the fresh buffer's high words are already 0.
-        const data = new BigInt64Array(rows * input.width);
-        this.fill(input, frame, kept, keys, new Int32Array(data.buffer), 2);
+        // is much faster than BigInt per element; the high words are the template row's zeros.
+        const data = new BigInt64Array(buffer(length * 8), 0, length);
+        this.fill(input, frame, kept, keys, new Int32Array(data.buffer, 0, length * 2), 2);
         feeds[input.name] = { dtype: 'int64', data, dims: [rows, input.width] };
       }
     }
@@ -115,7 +123,9 @@ export class TensorBuilder {
     const rows = frame.itemIds.length;
     if (rows === 0) return;
     const rowLength = input.width * stride;
-    // Row 0 is the template; doubling block copies fill the rest.
+    // Row 0 is the template; doubling block copies fill the rest. The buffer may hold anything:
+    // zeroing the template first gives every row's int64 high words (never written) their 0.
+    out.fill(0, 0, rowLength);
     for (const { col, column } of input.tiled) out[col * stride] = column.compute(frame, 0);
     for (let filled = 1; filled < rows; filled *= 2) {
       const count = Math.min(filled, rows - filled);
@@ -141,4 +151,8 @@ export class TensorBuilder {
       }
     }
   }
+}
+
+function freshBuffer(byteLength: number): ArrayBuffer {
+  return new ArrayBuffer(byteLength);
 }

@@ -1,12 +1,18 @@
 import { WireTensor } from '../worker/worker-protocol';
 import { OutputTensors } from '../tensor-types';
 import { Slice } from './pending-request';
+import { TensorBufferPool } from './tensor-buffer-pool';
 
 /**
  * Joins the slices of a batch into one tensor per input. A batch that is exactly one whole
- * request hands over that request's own buffers; otherwise each slice is one block copy.
+ * request hands over that request's own buffers; otherwise each slice is one block copy into a
+ * buffer from `buffers` (longer than the tensor: `dims` say how much of it is filled).
  */
-export function assembleFeeds(slices: readonly Slice[], rows: number): Record<string, WireTensor> {
+export function assembleFeeds(
+  slices: readonly Slice[],
+  rows: number,
+  buffers: TensorBufferPool,
+): Record<string, WireTensor> {
   const first = slices[0];
   const whole = slices.length === 1 && first.start === 0 && first.end === first.request.rows;
   const feeds: Record<string, WireTensor> = {};
@@ -25,8 +31,11 @@ export function assembleFeeds(slices: readonly Slice[], rows: number): Record<st
       };
       continue;
     }
+    const length = rows * width;
     const out =
-      feed.dtype === 'int64' ? new BigInt64Array(rows * width) : new Float32Array(rows * width);
+      feed.dtype === 'int64'
+        ? new BigInt64Array(buffers.take(length * 8), 0, length)
+        : new Float32Array(buffers.take(length * 4), 0, length);
     let at = 0;
     for (const { request, start, end } of slices) {
       const source = request.feeds[name].data;

@@ -11,6 +11,7 @@ import { WireTensor } from '../worker/worker-protocol';
 import { assembleFeeds, scatterOutputs } from './batch-tensors';
 import { PendingRequest, Slice } from './pending-request';
 import { RequestQueue } from './request-queue';
+import { TensorBufferPool } from './tensor-buffer-pool';
 
 /** Below this many rows per batch, splitting across idle instances costs more than it saves. */
 export const MIN_SPLIT_ROWS = 256;
@@ -50,6 +51,8 @@ export class DynamicBatcher {
     private readonly options: BatchingOptions,
     private readonly pool: BatchPool,
     private readonly events: BatcherEvents,
+    /** Where batch input buffers come from and go back to; by default, none are kept. */
+    private readonly buffers = new TensorBufferPool(0),
   ) {
     this.unsubscribe = pool.onAvailable(() => this.pump());
   }
@@ -180,8 +183,9 @@ export class DynamicBatcher {
     }
     this.events.dispatched(rows, queueMs);
     const run = this.pool
-      .run(assembleFeeds(slices, rows))
-      .then(({ outputs, computeMs }) => {
+      .run(assembleFeeds(slices, rows, this.buffers))
+      .then(({ outputs, computeMs, inputs }) => {
+        for (const buffer of inputs) this.buffers.give(buffer);
         // A request settled meanwhile (deadline, a sibling batch failed) gets nothing more.
         scatterOutputs(outputs, slices);
         this.events.completed(rows, computeMs, outputs);

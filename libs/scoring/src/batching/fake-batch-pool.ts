@@ -80,7 +80,7 @@ export class FakeBatchPool implements BatchPool {
         behind,
         feeds,
         done: false,
-        succeed: () => end(() => resolve({ outputs: identity(feeds), computeMs: 1 })),
+        succeed: () => end(() => resolve({ outputs: identity(feeds), computeMs: 1, inputs: [] })),
         fail: (error) => end(() => reject(error)),
       };
       this.batches.push(batch);
@@ -101,7 +101,11 @@ export class FakeBatchPool implements BatchPool {
 function identity(feeds: Record<string, WireTensor>): Record<string, WireTensor> {
   const outputs: Record<string, WireTensor> = {};
   for (const [name, { buffer, dims }] of Object.entries(feeds))
-    outputs[name] = { dtype: 'float32', buffer: buffer.slice(0), dims: [...dims] };
+    outputs[name] = {
+      dtype: 'float32',
+      buffer: buffer.slice(0, elements(dims) * 4),
+      dims: [...dims],
+    };
   return outputs;
 }
 
@@ -114,7 +118,8 @@ export function numberedFeeds(rows: number, from = 0): InputFeeds {
 
 /** The rows a batch carries, by their numbers. */
 export function batchRows(batch: FakeBatch): number[] {
-  return Array.from(new Float32Array(batch.feeds.x.buffer));
+  const { buffer, dims } = batch.feeds.x;
+  return Array.from(new Float32Array(buffer, 0, elements(dims)));
 }
 
 /** Lets promise callbacks (batch results, rejections) run. */
@@ -135,4 +140,8 @@ export function specBatching(overrides: Partial<BatchingOptions> = {}): Batching
     maxQueueRows: 100_000,
     ...overrides,
   };
+}
+
+function elements(dims: readonly number[]): number {
+  return dims.reduce((a, b) => a * b, 1);
 }

@@ -3,6 +3,8 @@ import { WireTensor } from './worker-protocol';
 export interface BatchResult {
   outputs: Record<string, WireTensor>;
   computeMs: number;
+  /** The batch's input buffers, back from the instance: the batcher uses them again. */
+  inputs: ArrayBuffer[];
 }
 
 /**

@@ -116,7 +116,11 @@ export class ModelInstance {
     if (!pending) return;
     this.inFlight.delete(message.batchId);
     if (message.type === 'result')
-      pending.resolve({ outputs: message.outputs, computeMs: message.computeMs });
+      pending.resolve({
+        outputs: message.outputs,
+        computeMs: message.computeMs,
+        inputs: message.inputs,
+      });
     else pending.reject(new Error(`model ${this.modelId}: ${message.message}`));
     if (this.inFlight.size === 0) this.onIdle(this);
   }

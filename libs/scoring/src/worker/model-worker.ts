@@ -67,8 +67,11 @@ function zeroFeeds(metadata: ModelMetadata, rows: number): Record<string, Tensor
 }
 
 function toTensor(wire: WireTensor): Tensor {
+  const length = wire.dims.reduce((a, b) => a * b, 1);
   const data =
-    wire.dtype === 'int64' ? new BigInt64Array(wire.buffer) : new Float32Array(wire.buffer);
+    wire.dtype === 'int64'
+      ? new BigInt64Array(wire.buffer, 0, length)
+      : new Float32Array(wire.buffer, 0, length);
   return new Tensor(wire.dtype, data, wire.dims);
 }
 
@@ -121,10 +124,13 @@ async function main(): Promise<void> {
       const computeMs = performance.now() - t0;
       const outputs: Record<string, WireTensor> = {};
       for (const [name, value] of Object.entries(results)) outputs[name] = toWire(value as Tensor);
-      post(
-        { type: 'result', batchId, outputs, computeMs },
-        Object.values(outputs).map((o) => o.buffer),
+      // run() is over: onnxruntime holds no view of the inputs, which go back to be used again
+      // (each once, and never one that is also an output).
+      const outputBuffers = new Set(Object.values(outputs).map((o) => o.buffer));
+      const inputs = [...new Set(Object.values(message.feeds).map((f) => f.buffer))].filter(
+        (buffer) => !outputBuffers.has(buffer),
       );
+      post({ type: 'result', batchId, outputs, computeMs, inputs }, [...outputBuffers, ...inputs]);
     } catch (error) {
       post({ type: 'run-failed', batchId, message: (error as Error).message });
     }

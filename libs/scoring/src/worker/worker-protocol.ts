@@ -10,7 +10,11 @@ export interface WorkerInit {
   nice: number;
 }
 
-/** A tensor as it crosses threads: a whole plain ArrayBuffer, transferred, never copied. */
+/**
+ * A tensor as it crosses threads: a whole plain ArrayBuffer, transferred, never copied. The
+ * tensor is the first product(dims) elements: a batch's input buffer may be longer (see
+ * TensorBufferPool).
+ */
 export interface WireTensor {
   dtype: InputDtype;
   buffer: ArrayBuffer;
@@ -32,5 +36,12 @@ export type FromWorker =
       code: 'MODEL_LOAD_FAILED' | 'EXECUTION_PROVIDER_UNAVAILABLE';
       message: string;
     }
-  | { type: 'result'; batchId: number; outputs: Record<string, WireTensor>; computeMs: number }
+  | {
+      type: 'result';
+      batchId: number;
+      outputs: Record<string, WireTensor>;
+      computeMs: number;
+      /** The batch's input buffers, transferred back to be used again. */
+      inputs: ArrayBuffer[];
+    }
   | { type: 'run-failed'; batchId: number; message: string };
