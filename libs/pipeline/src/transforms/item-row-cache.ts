@@ -5,11 +5,11 @@ import { FeatureFrame } from './feature-frame';
 import { TextReader } from './feature-values';
 
 /** What one item row gives a bundle's columns, whoever the user is. */
-export interface ItemRowValues {
+interface KeptRow {
   /** The item's id: a row object is only reused for the id it was computed for. */
   id: string;
-  /** One value per item-only column. */
-  values: Float64Array;
+  /** Where its item-only column values start in the arena. */
+  at: number;
   /** One string per item key (the item part of user x item crosses and matches). */
   keys: string[];
 }
@@ -22,26 +22,52 @@ export interface DistinctKeys {
 
 /** One request's item side, computed once for all the bundle's models. */
 export interface RequestItems {
-  rows: ItemRowValues[];
+  /**
+   * Item-only column values, row after row of the request: row r's value of slot s is
+   * `values[at[r] + s]`. A kept row's values stay where they are (in the cache's arena); a row
+   * computed for this request alone is in a request-own array.
+   */
+  at: Int32Array;
+  /** Per row: the array its values are in (the arena, or the request's own). */
+  source: Float64Array[];
   keys: DistinctKeys[];
 }
 
+/** Rows an arena starts with room for; it doubles as items come. */
+const INITIAL_ARENA_ROWS = 1024;
+
 /**
  * The item side of a bundle's tensors, shared by its models (the example bundle's two models
- * read the same item columns and keys). Item-only column values and item keys are kept beside
- * each stored row object, in a WeakMap: they live exactly as long as the row (the item cache's
- * entry, or the in-memory store's row), and an updated row is a new object, so it is computed
- * afresh. A row whose request sent features of its own is computed every time, never kept. Per
- * request, the rows are looked up once and each key's distinct values listed once, whichever
- * model asks first (keyed by the frame, so nothing outlives the request).
+ * read the same item columns and keys). Item-only column values are kept for each stored row
+ * object in one packed arena (a Float64Array, the row's values side by side), so a request
+ * gathers them from contiguous memory instead of chasing a small array per item across the heap;
+ * item keys are kept beside. What is kept lives exactly as long as the row object (the item
+ * cache's entry, or the in-memory store's row): a WeakMap finds it, and a FinalizationRegistry
+ * gives the row's arena slot back once the row is collected. An updated row is a new object, so
+ * it is computed afresh. A row whose request sent features of its own is computed every time,
+ * never kept. Per request, the rows are looked up once and each key's distinct values listed
+ * once, whichever model asks first (keyed by the frame, so nothing outlives the request).
  */
 export class ItemRowCache {
   private readonly columns: CompiledColumn[] = [];
   private readonly columnSlots = new Map<string, number>();
   private readonly keyReaders: TextReader[] = [];
   private readonly keySlots = new Map<string, number>();
-  private readonly kept = new WeakMap<FeatureRow, ItemRowValues>();
+  private kept = new WeakMap<FeatureRow, KeptRow>();
   private readonly requests = new WeakMap<FeatureFrame, RequestItems>();
+  /** Values of kept rows, `width` per slot; grows by doubling (a copy, old arrays stay valid). */
+  private arena = new Float64Array(0);
+  /** Values per slot: the columns when the arena was made. */
+  private width = -1;
+  private nextSlot = 0;
+  private readonly freeSlots: number[] = [];
+  /** Counts arenas started over: a slot of an earlier one is not the current one's to reuse. */
+  private generation = 0;
+  private readonly released = new FinalizationRegistry<{ generation: number; at: number }>(
+    ({ generation, at }) => {
+      if (generation === this.generation) this.freeSlots.push(at);
+    },
+  );
 
   /** The slot of an item-only column's value; columns with equal specs share one. */
   columnSlot(spec: ColumnSpec, column: CompiledColumn): number {
@@ -61,58 +87,101 @@ export class ItemRowCache {
   forRequest(frame: FeatureFrame): RequestItems {
     let items = this.requests.get(frame);
     if (items === undefined) {
-      const rows = this.rows(frame);
-      items = { rows, keys: this.keyReaders.map((_, slot) => distinctKeys(rows, slot)) };
+      items = this.rows(frame);
       this.requests.set(frame, items);
     }
     return items;
   }
 
-  private rows(frame: FeatureFrame): ItemRowValues[] {
+  private rows(frame: FeatureFrame): RequestItems {
     const n = frame.itemIds.length;
-    const rows = new Array<ItemRowValues>(n);
-    if (this.columns.length === 0 && this.keyReaders.length === 0) return rows;
+    const at = new Int32Array(n);
+    const source = new Array<Float64Array>(n);
+    const keyed = new Array<string[]>(n);
+    if (this.columns.length === 0 && this.keyReaders.length === 0) {
+      source.fill(this.arena);
+      return { at, source, keys: [] };
+    }
+    // A model registered after rows were kept (never in a loaded scene): start the arena over.
+    if (this.width !== this.columns.length) this.reset();
+    const width = this.width;
+    // Rows computed for this request alone: counted first, so they share one array.
+    let own: Float64Array | undefined;
+    let owned = 0;
     for (let r = 0; r < n; r++) {
       const stored: FeatureRow | undefined = frame.itemStored[r];
+      let kept = stored === undefined ? undefined : this.kept.get(stored);
       // Request-supplied features change the values: those rows are computed, never kept.
-      rows[r] =
-        stored === undefined || frame.itemRequest[r] !== undefined
-          ? this.compute(frame, r)
-          : this.keptFor(stored, frame, r);
+      if (stored !== undefined && frame.itemRequest[r] === undefined) {
+        if (kept === undefined || kept.id !== frame.itemIds[r]) kept = this.keep(stored, frame, r);
+        if (kept !== undefined) {
+          at[r] = kept.at;
+          keyed[r] = kept.keys;
+          continue;
+        }
+      }
+      own ??= new Float64Array(n * width);
+      at[r] = owned * width;
+      keyed[r] = this.computeInto(own, at[r], frame, r);
+      source[r] = own;
+      owned++;
     }
-    return rows;
+    // Kept rows read the arena as it is now: it holds every slot handed out so far.
+    for (let r = 0; r < n; r++) source[r] ??= this.arena;
+    return { at, source, keys: this.keyReaders.map((_, slot) => distinctKeys(keyed, slot)) };
   }
 
-  private keptFor(stored: FeatureRow, frame: FeatureFrame, row: number): ItemRowValues {
-    const kept = this.kept.get(stored);
-    // A model registered after the row was kept (never in a loaded scene) finds it too short.
-    if (
-      kept !== undefined &&
-      kept.id === frame.itemIds[row] &&
-      kept.values.length === this.columns.length &&
-      kept.keys.length === this.keyReaders.length
-    )
-      return kept;
-    const fresh = this.compute(frame, row);
-    this.kept.set(stored, fresh);
-    return fresh;
+  /** Computes and keeps a stored row; undefined when this row object holds another id's values. */
+  private keep(stored: FeatureRow, frame: FeatureFrame, row: number): KeptRow | undefined {
+    if (this.kept.has(stored)) return undefined;
+    const at = this.slot();
+    const keys = this.computeInto(this.arena, at, frame, row);
+    const kept = { id: frame.itemIds[row], at, keys };
+    this.kept.set(stored, kept);
+    this.released.register(stored, { generation: this.generation, at });
+    return kept;
   }
 
-  private compute(frame: FeatureFrame, row: number): ItemRowValues {
-    const values = new Float64Array(this.columns.length);
-    for (let s = 0; s < this.columns.length; s++) values[s] = this.columns[s].compute(frame, row);
+  private computeInto(into: Float64Array, at: number, frame: FeatureFrame, row: number): string[] {
+    for (let s = 0; s < this.columns.length; s++)
+      into[at + s] = this.columns[s].compute(frame, row);
     const keys = new Array<string>(this.keyReaders.length);
     for (let k = 0; k < this.keyReaders.length; k++) keys[k] = this.keyReaders[k](frame, row);
-    return { id: frame.itemIds[row], values, keys };
+    return keys;
+  }
+
+  /** A free slot's first value index, growing the arena when none is free. */
+  private slot(): number {
+    const free = this.freeSlots.pop();
+    if (free !== undefined) return free;
+    const at = this.nextSlot * this.width;
+    if (at + this.width > this.arena.length) {
+      const grown = new Float64Array(
+        Math.max(INITIAL_ARENA_ROWS * this.width, this.arena.length * 2),
+      );
+      grown.set(this.arena);
+      this.arena = grown;
+    }
+    this.nextSlot++;
+    return at;
+  }
+
+  private reset(): void {
+    this.generation++;
+    this.width = this.columns.length;
+    this.kept = new WeakMap();
+    this.arena = new Float64Array(INITIAL_ARENA_ROWS * Math.max(1, this.width));
+    this.nextSlot = 0;
+    this.freeSlots.length = 0;
   }
 }
 
-function distinctKeys(rows: readonly ItemRowValues[], slot: number): DistinctKeys {
+function distinctKeys(keyed: readonly string[][], slot: number): DistinctKeys {
   const seen = new Map<string, number>();
   const distinct: string[] = [];
-  const index = new Int32Array(rows.length);
-  for (let r = 0; r < rows.length; r++) {
-    const key = rows[r].keys[slot];
+  const index = new Int32Array(keyed.length);
+  for (let r = 0; r < keyed.length; r++) {
+    const key = keyed[r][slot];
     let k = seen.get(key);
     if (k === undefined) {
       k = distinct.push(key) - 1;

@@ -3,7 +3,7 @@ import { ModelInputSpec } from '../bundle/bundle-definition';
 import { CompiledColumn, compileColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { FeatureValues } from './feature-values';
-import { DistinctKeys, ItemRowCache, ItemRowValues } from './item-row-cache';
+import { ItemRowCache, RequestItems } from './item-row-cache';
 
 /** A column by its position in the input, with what its values are made from. */
 interface Placed {
@@ -93,19 +93,19 @@ export class TensorBuilder {
       for (const { column } of input.keyed) column.prepare?.(frame);
       for (const { column } of input.perRow) column.prepare?.(frame);
     }
-    const { rows: kept, keys } = this.items.forRequest(frame);
+    const items = this.items.forRequest(frame);
     const feeds: InputFeeds = {};
     for (const input of this.inputs) {
       const length = rows * input.width;
       if (input.dtype === 'float32') {
         const data = new Float32Array(buffer(length * 4), 0, length);
-        this.fill(input, frame, kept, keys, data, 1);
+        this.fill(input, frame, items, data, 1);
         feeds[input.name] = { dtype: 'float32', data, dims: [rows, input.width] };
       } else {
         // Ids are non-negative and below 2^31: writing the low words through an Int32Array view
         // is much faster than BigInt per element; the high words are the template row's zeros.
         const data = new BigInt64Array(buffer(length * 8), 0, length);
-        this.fill(input, frame, kept, keys, new Int32Array(data.buffer, 0, length * 2), 2);
+        this.fill(input, frame, items, new Int32Array(data.buffer, 0, length * 2), 2);
         feeds[input.name] = { dtype: 'int64', data, dims: [rows, input.width] };
       }
     }
@@ -115,8 +115,7 @@ export class TensorBuilder {
   private fill(
     input: CompiledInput,
     frame: FeatureFrame,
-    kept: readonly ItemRowValues[],
-    keys: readonly DistinctKeys[],
+    items: RequestItems,
     out: Float32Array | Int32Array,
     stride: number,
   ): void {
@@ -133,13 +132,17 @@ export class TensorBuilder {
     }
     const { itemCols, itemSlots } = input;
     if (itemCols.length > 0) {
+      // Kept rows' values are side by side in one arena: this reads contiguous memory.
+      const { at, source } = items;
       for (let r = 0, base = 0; r < rows; r++, base += rowLength) {
-        const values = kept[r].values;
-        for (let j = 0; j < itemCols.length; j++) out[base + itemCols[j]] = values[itemSlots[j]];
+        const values = source[r];
+        const from = at[r];
+        for (let j = 0; j < itemCols.length; j++)
+          out[base + itemCols[j]] = values[from + itemSlots[j]];
       }
     }
     for (const { col, column, slot } of input.keyed) {
-      const { distinct, index } = keys[slot];
+      const { distinct, index } = items.keys[slot];
       // Keys repeat (a few hundred categories under thousands of items): each distinct one is
       // hashed or compared once per request, and the rows copy its value.
       const byKey = column.keyValues!(distinct);
