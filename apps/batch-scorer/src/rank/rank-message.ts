@@ -126,7 +126,8 @@ function envelopeField(
   }
   if (header !== undefined && validId(header, max) === undefined) {
     details.push({ path: `headers.${headerName}`, message: rule });
-    return undefined;
+    // A bad header does not hide the value's own (valid) one: that caller still hears.
+    return inBody ? (body[name] as string) : undefined;
   }
   if (inBody && header !== undefined && body[name] !== header) {
     details.push({
