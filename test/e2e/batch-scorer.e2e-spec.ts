@@ -8,6 +8,9 @@ import { INestApplicationContext } from '@nestjs/common';
 import { DEAD_LETTER_HEADERS } from '@app/common';
 import { RankService } from '@app/pipeline';
 import { Consumer, Message } from 'kafkajs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createBatchScorer } from '../../apps/batch-scorer/src/batch-scorer-app';
 import { MetricsServer } from '../../apps/batch-scorer/src/metrics/metrics-server';
 import { RankRequestConsumer } from '../../apps/batch-scorer/src/rank/rank-request.consumer';
@@ -18,6 +21,7 @@ import {
   ReadRecord,
   ResultTally,
 } from '../support/rank-topics';
+import { writeVersion } from '../support/bundle-versions';
 import { eventually } from '../support/eventually';
 import { metricSum } from '../support/metrics-text';
 
@@ -351,5 +355,59 @@ describe('batch scorer: records the broker refuses for good', () => {
     expect(
       await metric(app, 'ranker_batch_records_refused_total', 'reason="MESSAGE_TOO_LARGE"'),
     ).toBe(1);
+  }, 60_000);
+});
+
+describe('batch scorer: a request larger than a model queue (maxQueueRows)', () => {
+  const QUEUE_ROWS = 64;
+  let bundles: string;
+  let spec: Awaited<ReturnType<typeof setUp>>;
+
+  beforeAll(async () => {
+    bundles = await mkdtemp(join(tmpdir(), 'batch-too-large-'));
+    await writeVersion(bundles, 'feed', 'v1', {
+      edit: (yaml) => (yaml.models.ctr.batching = { maxQueueRows: QUEUE_ROWS }),
+    });
+    spec = await setUp('e2e-too-large', { partitions: 1 }, { BUNDLES_DIR: bundles });
+  }, 120_000);
+
+  afterAll(async () => {
+    await spec?.app.close();
+    await spec?.topics.close();
+    await rm(bundles, { recursive: true, force: true });
+  });
+
+  it('answers it with a 413 result and a dead letter at once, and the partition moves on', async () => {
+    const { topics, results, dead, app } = spec;
+    const tooLarge = rankRequest(1, QUEUE_ROWS + 1, { requestId: 'too-large' });
+    await topics.produce([tooLarge, rankRequest(2, 3, { requestId: 'next' })]);
+    const [record, ...again] = await eventually('the result of too-large', () =>
+      results.get('too-large'),
+    );
+    expect(again).toEqual([]);
+    expect(record.headers['x-status']).toBe('413');
+    const limit = `scene feed version v1 takes at most ${QUEUE_ROWS} candidates per request (models.ctr.batching.maxQueueRows)`;
+    expect(json(record)).toEqual({
+      code: 'REQUEST_TOO_LARGE',
+      message: `${QUEUE_ROWS + 1} candidates, but ${limit}`,
+      details: [{ path: 'candidates', message: `${limit}, got ${QUEUE_ROWS + 1}` }],
+      requestId: 'too-large',
+    });
+    const [letter] = await eventually('its dead letter', () => (dead.length ? dead : undefined));
+    expect(letter.value?.toString()).toBe(tooLarge.value);
+    expect(letter.headers[DEAD_LETTER_HEADERS.reason]).toBe(
+      `request too large: ${QUEUE_ROWS + 1} candidates, but ${limit}`,
+    );
+    expect(letter.headers[DEAD_LETTER_HEADERS.topic]).toBe(topics.input);
+    // The next message on the same partition is ranked, and the partition is committed past both.
+    const [next] = await eventually('the next result', () => results.get('next'));
+    expect(next.headers['x-status']).toBe('200');
+    await eventually('the partition committed to its end', async () => {
+      const progress = await topics.progress();
+      return progress.committed === progress.end ? true : undefined;
+    });
+    expect(await metric(app, 'ranker_batch_dead_letters_total', 'reason="too_large"')).toBe(1);
+    expect(await metric(app, 'ranker_batch_retries_total')).toBe(0);
+    expect(dead).toHaveLength(1);
   }, 60_000);
 });

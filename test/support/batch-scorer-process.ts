@@ -102,7 +102,8 @@ export class BatchScorerProcess {
   async stop(withinMs = 30_000): Promise<Exit> {
     if (!this.running) return this.exited;
     this.child.kill('SIGTERM');
-    const timeout = sleep(withinMs).then(() => undefined);
+    // Unref'd: once it has exited, the spare timer must not keep the test process alive.
+    const timeout = sleep(withinMs, undefined, { ref: false }).then(() => undefined);
     const exit = await Promise.race([this.exited, timeout]);
     if (exit) return exit;
     this.child.kill('SIGKILL');

@@ -20,6 +20,9 @@ export interface ReadRecord {
   key: string;
   value: Buffer | null;
   headers: Record<string, string>;
+  /** The key and headers as the broker holds them (binary, null, repeated headers as arrays). */
+  rawKey: Buffer | null;
+  rawHeaders: IHeaders;
   partition: number;
   offset: string;
 }
@@ -126,6 +129,8 @@ export class RankTopics {
             key: message.key?.toString('utf8') ?? '',
             value: message.value,
             headers: headerStrings(message.headers),
+            rawKey: message.key,
+            rawHeaders: message.headers ?? {},
             partition: batch.partition,
             offset: message.offset,
           });

@@ -10,6 +10,7 @@ export * from './numbers/count-non-finite';
 export * from './kafka/kafka-client';
 export * from './kafka/kafka-topics';
 export * from './kafka/dead-letter';
+export * from './kafka/message-headers';
 export * from './kafka/restarting-consumer';
 export * from './kafka/undeliverable';
 export * from './kafka/offset-window';

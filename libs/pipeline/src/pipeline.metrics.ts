@@ -8,6 +8,7 @@ const SCENE = ['scene', 'version'] as const;
 export class PipelineMetrics {
   readonly badValues: Counter<(typeof SCENE)[number] | 'source' | 'reason'>;
   readonly nonFiniteScores: Counter<(typeof SCENE)[number]>;
+  readonly tooLarge: Counter<(typeof SCENE)[number]>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -20,6 +21,12 @@ export class PipelineMetrics {
     this.nonFiniteScores = new Counter({
       name: 'ranker_rank_nonfinite_scores_total',
       help: 'Candidates whose fused score was NaN or infinite (ranked last, marked nonFinite)',
+      labelNames: SCENE,
+      registers,
+    });
+    this.tooLarge = new Counter({
+      name: 'ranker_rank_too_large_total',
+      help: 'Requests refused with REQUEST_TOO_LARGE: more candidates than a model of the version queues (its maxQueueRows)',
       labelNames: SCENE,
       registers,
     });

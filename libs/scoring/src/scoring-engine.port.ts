@@ -11,6 +11,8 @@ export interface LoadedModelInfo {
   metadata: ModelMetadata;
   /** Execution provider the instances run on. */
   provider: string;
+  /** The most rows one request may have (the model's maxQueueRows); more are RequestTooLargeError. */
+  maxRequestRows: number;
 }
 
 /**
@@ -20,6 +22,11 @@ export interface LoadedModelInfo {
 export abstract class ScoringEngine {
   abstract load(options: ModelLoadOptions): Promise<LoadedModelInfo>;
 
+  /**
+   * Scores one request's rows. Refusals come at once: OverloadedError when the model's queue is
+   * too full now (transient: try again later), RequestTooLargeError when the request has more rows
+   * than the queue ever holds (permanent: the same request never fits).
+   */
   abstract score(
     modelId: string,
     feeds: InputFeeds,

@@ -11,6 +11,7 @@ import {
   ModelLoadError,
   OverloadedError,
   RankerError,
+  RequestTooLargeError,
   WorkerCrashedError,
 } from '@app/common';
 import { Logger } from '@nestjs/common';
@@ -20,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { Registry } from 'prom-client';
-import { ModelLoadOptions, resolveModelOptions } from './model-options';
+import { DEFAULT_BATCHING, ModelLoadOptions, resolveModelOptions } from './model-options';
 import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
 import { InputFeeds, OutputTensors } from './tensor-types';
@@ -397,6 +398,35 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
         await counter('ranker_scoring_rejections_total', 'bounded', { reason: 'overloaded' }),
       ).toBe(15);
       expect(await counter('ranker_scoring_rows_total', 'bounded')).toBe(100);
+    });
+
+    it('refuses a request larger than maxQueueRows for good with RequestTooLargeError, and scores the next', async () => {
+      const { maxRequestRows } = await load('small', { batching: { maxQueueRows: 64 } });
+      expect(maxRequestRows).toBe(64);
+      const error = (await bounded(
+        score('small', ctrFeeds(65, 7)).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+        'refusal',
+      )) as RankerError;
+      expect(error).toBeInstanceOf(RequestTooLargeError);
+      expect(error).not.toBeInstanceOf(OverloadedError);
+      expect(error.code).toBe('REQUEST_TOO_LARGE');
+      expect(error.status).toBe(413);
+      expect(error.message).toContain('65 rows can never be queued: maxQueueRows is 64');
+      // Nothing was queued for it; a request of exactly maxQueueRows is scored.
+      expect(engine.queueDepth()).toEqual({ queuedRows: 0, maxQueueRows: 64 });
+      const fits = ctrFeeds(64, 8);
+      expectClose((await bounded(score('small', fits), 'score')).ctr.data, await raw(fits));
+      expect(
+        await counter('ranker_scoring_rejections_total', 'small', { reason: 'too_large' }),
+      ).toBe(1);
+      expect(
+        await counter('ranker_scoring_rejections_total', 'small', { reason: 'overloaded' }),
+      ).toBe(0);
+      // The engine default when the bundle says nothing.
+      expect((await load('default')).maxRequestRows).toBe(DEFAULT_BATCHING.maxQueueRows);
     });
   });
 

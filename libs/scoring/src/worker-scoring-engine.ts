@@ -69,7 +69,7 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     const previous = this.models.get(options.id);
     this.models.set(options.id, { pool, batcher, metadata });
     if (previous) await this.close(previous);
-    return { metadata, provider };
+    return { metadata, provider, maxRequestRows: full.batching.maxQueueRows };
   }
 
   score(modelId: string, feeds: InputFeeds, options: ScoreOptions = {}): Promise<OutputTensors> {

@@ -2,6 +2,7 @@ import {
   DeadlineExceededError,
   OutgoingRecord,
   OverloadedError,
+  RequestTooLargeError,
   SceneNotFoundError,
   WorkerCrashedError,
 } from '@app/common';
@@ -86,6 +87,32 @@ describe('RankMessageHandler', () => {
     expect(header(dead, 'x-dlq-reason')).toBe("unknown scene 'nope'");
     expect(header(dead, 'x-original-offset')).toBe('42');
     expect(header(dead, 'x-original-partition')).toBe('3');
+  });
+
+  it('answers a request larger than a model queue with a 413 result and dead-letters it, never retried', async () => {
+    const tooLarge = new RequestTooLargeError('3 candidates, but at most 2', 'feed/v1/ctr', 3, 2, [
+      { path: 'candidates', message: 'at most 2 (models.ctr.batching.maxQueueRows), got 3' },
+    ]);
+    const { run, config, metric } = setUp(async () => {
+      throw tooLarge;
+    });
+    const [result, dead, ...rest] = await run(request);
+    expect(rest).toEqual([]);
+    expect(result.topic).toBe(config.BATCH_OUTPUT_TOPIC);
+    expect(header(result, 'x-status')).toBe('413');
+    expect(body(result)).toEqual({
+      code: 'REQUEST_TOO_LARGE',
+      message: '3 candidates, but at most 2',
+      details: [
+        { path: 'candidates', message: 'at most 2 (models.ctr.batching.maxQueueRows), got 3' },
+      ],
+      requestId: 'r1',
+    });
+    expect(dead.topic).toBe(config.BATCH_DLQ_TOPIC);
+    expect(header(dead, 'x-dlq-reason')).toBe('request too large: 3 candidates, but at most 2');
+    expect(await metric('ranker_batch_dead_letters_total')).toContain(
+      'ranker_batch_dead_letters_total{reason="too_large"} 1',
+    );
   });
 
   it.each([

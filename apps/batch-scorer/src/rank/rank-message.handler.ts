@@ -7,6 +7,7 @@ import {
   OutgoingRecord,
   RankerError,
   RankerErrorBody,
+  RequestTooLargeError,
   SceneNotFoundError,
   ThrottledWarnings,
 } from '@app/common';
@@ -23,9 +24,10 @@ export const RESULT_STATUS_HEADER = 'x-status';
  * The Kafka edge of the rank path, as RankController is the HTTP one: one message is one rank
  * request, validated by the same function and ranked by the same RankService. Its outcome is the
  * records to produce: one result keyed by requestId (the REST answer, or the REST error body), and
- * for a message that is not a valid request, names an unknown scene or failed for a reason other
- * than its own deadline, the original message to the DLQ with x-dlq-reason. A 503 (overloaded, a
- * worker replaced, bundles loading) is thrown instead: the message is ranked again, not refused.
+ * for a message that is not a valid request, names an unknown scene, is larger than a model's
+ * queue or failed for a reason other than its own deadline, the original message to the DLQ with
+ * x-dlq-reason. A 503 (overloaded, a worker replaced, bundles loading) is thrown instead: the
+ * message is ranked again, not refused.
  */
 @Injectable()
 export class RankMessageHandler {
@@ -107,10 +109,7 @@ export class RankMessageHandler {
       this.metrics.requests.inc({ outcome: 'failed' });
       return records;
     }
-    const [kind, reason] =
-      error instanceof SceneNotFoundError
-        ? ['unknown_scene', error.message]
-        : ['rank_failed', `rank failed: ${body.code}: ${body.message}`];
+    const [kind, reason] = deadLetterReason(error, body);
     return [...records, ...this.deadLetter(where, kind, reason, requestId)];
   }
 
@@ -161,6 +160,15 @@ export class RankMessageHandler {
       },
     };
   }
+}
+
+/** The DLQ metric's reason and the x-dlq-reason of a request the rank path refused for good. */
+function deadLetterReason(error: unknown, body: RankerErrorBody): [string, string] {
+  if (error instanceof SceneNotFoundError) return ['unknown_scene', error.message];
+  // Larger than a model's queue (maxQueueRows): the same message would be refused every time.
+  if (error instanceof RequestTooLargeError)
+    return ['too_large', `request too large: ${error.message}`];
+  return ['rank_failed', `rank failed: ${body.code}: ${body.message}`];
 }
 
 interface Where {

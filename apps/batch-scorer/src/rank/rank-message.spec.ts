@@ -38,6 +38,38 @@ describe('parseRankMessage', () => {
     expect(parsed).toEqual({ ok: true, requestId: 'r2', scene: 'feed', request: body });
   });
 
+  it('reads a null header (other clients send them) as absent, and a repeated one by its last value', () => {
+    const withNull = {
+      'x-request-id': null,
+      'x-scene': [Buffer.from('other'), Buffer.from('feed')],
+    };
+    const parsed = parseRankMessage(
+      value({ requestId: 'r3', ...body }),
+      withNull as unknown as Parameters<typeof parseRankMessage>[1],
+      MAX,
+    );
+    expect(parsed).toEqual({ ok: true, requestId: 'r3', scene: 'feed', request: body });
+  });
+
+  it('answers the value’s requestId when the x-request-id header beside it is bad', () => {
+    for (const bad of ['', 'h'.repeat(257)]) {
+      const parsed = refused(
+        parseRankMessage(
+          value({ requestId: 'r4', scene: 'feed', ...body }),
+          headers({ 'x-request-id': bad }),
+          MAX,
+        ),
+      );
+      expect(parsed.requestId).toBe('r4');
+      expect(parsed.error.details).toEqual([
+        {
+          path: 'headers.x-request-id',
+          message: 'must be a non-empty string of at most 256 characters',
+        },
+      ]);
+    }
+  });
+
   it('accepts both places when they agree and refuses them when they differ', () => {
     const same = parseRankMessage(
       value({ requestId: 'r3', scene: 'feed', ...body }),

@@ -1,4 +1,10 @@
-import { ErrorDetail, MalformedJsonError, RankerError, RequestInvalidError } from '@app/common';
+import {
+  ErrorDetail,
+  headerText,
+  MalformedJsonError,
+  RankerError,
+  RequestInvalidError,
+} from '@app/common';
 import { MAX_ID_LENGTH, RankRequest, requestInvalid, validateRankRequest } from '@app/pipeline';
 import type { IHeaders } from 'kafkajs';
 
@@ -120,7 +126,8 @@ function envelopeField(
   }
   if (header !== undefined && validId(header, max) === undefined) {
     details.push({ path: `headers.${headerName}`, message: rule });
-    return undefined;
+    // A bad header does not hide the value's own (valid) one: that caller still hears.
+    return inBody ? (body[name] as string) : undefined;
   }
   if (inBody && header !== undefined && body[name] !== header) {
     details.push({
@@ -147,15 +154,6 @@ function withoutEnvelope(body: Record<string, unknown>): Record<string, unknown>
 
 function validId(value: unknown, max: number): string | undefined {
   return typeof value === 'string' && value.length > 0 && value.length <= max ? value : undefined;
-}
-
-function headerText(headers: IHeaders | undefined, name: string): string | undefined {
-  if (headers === undefined || !Object.hasOwn(headers, name)) return undefined;
-  const value = headers[name];
-  if (value === undefined) return undefined;
-  // kafkajs gives every header as a Buffer; a repeated header comes as an array: the last wins.
-  const last = Array.isArray(value) ? value[value.length - 1] : value;
-  return Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

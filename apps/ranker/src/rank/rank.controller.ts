@@ -18,7 +18,7 @@ export class RankController {
   @ApiOkResponse({ type: RankResultBody })
   @ApiResponse({ status: 400, type: ErrorBody, description: 'MALFORMED_JSON, REQUEST_INVALID' })
   @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
-  @ApiResponse({ status: 413, type: ErrorBody, description: 'BODY_TOO_LARGE' })
+  @ApiResponse({ status: 413, type: ErrorBody, description: 'BODY_TOO_LARGE, REQUEST_TOO_LARGE' })
   @ApiResponse({ status: 415, type: ErrorBody, description: 'UNSUPPORTED_MEDIA_TYPE' })
   @ApiResponse({
     status: 503,

@@ -90,6 +90,26 @@ export class OverloadedError extends RankerError {
   readonly status = 503;
 }
 
+/**
+ * A request with more rows than a model's queue may ever hold (its maxQueueRows): unlike
+ * OverloadedError it can never be scored, however long the caller waits, so it must not be
+ * retried. The engine throws it with the model and the sizes; the rank path adds the field.
+ */
+export class RequestTooLargeError extends RankerError {
+  readonly code = 'REQUEST_TOO_LARGE';
+  readonly status = 413;
+  constructor(
+    message: string,
+    /** The engine id of the model that refused it. */
+    readonly modelId: string,
+    readonly rows: number,
+    readonly maxRows: number,
+    details: ErrorDetail[] = [],
+  ) {
+    super(message, details);
+  }
+}
+
 /** The request's deadline passed before its rows were scored; they were dropped unscored. */
 export class DeadlineExceededError extends RankerError {
   readonly code = 'DEADLINE_EXCEEDED';

@@ -1,4 +1,5 @@
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
+import { receivedHeaders } from './message-headers';
 
 /** Headers a dead-lettered update carries besides its original ones. */
 export const DEAD_LETTER_HEADERS = {
@@ -8,7 +9,10 @@ export const DEAD_LETTER_HEADERS = {
   offset: 'x-original-offset',
 } as const;
 
-/** The DLQ record of a refused message: its original key, value and headers plus why and where. */
+/**
+ * The DLQ record of a refused message: its original key, value and headers plus why and where.
+ * A null header value is left out (kafkajs cannot write one; see receivedHeaders).
+ */
 export function deadLetterOf(
   message: KafkaMessage,
   reason: string,
@@ -16,7 +20,7 @@ export function deadLetterOf(
   partition: number,
 ): Message {
   const headers: IHeaders = {
-    ...message.headers,
+    ...receivedHeaders(message.headers),
     [DEAD_LETTER_HEADERS.reason]: reason,
     [DEAD_LETTER_HEADERS.topic]: topic,
     [DEAD_LETTER_HEADERS.partition]: String(partition),

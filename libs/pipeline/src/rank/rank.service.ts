@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { countNonFinite, DeadlineExceededError, RankerError, ThrottledWarnings } from '@app/common';
+import { countNonFinite, DeadlineExceededError, ThrottledWarnings } from '@app/common';
 import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
@@ -9,10 +9,11 @@ import { SceneRegistry } from '../registry/scene-registry';
 import { SceneTrafficControl } from '../registry/scene-traffic';
 import type { TrafficChoice } from '../rollout/traffic-plan';
 import { Scene } from '../scene/scene';
-import { scoreScene } from '../scene/scene-scorer';
+import { checkFits, scoreScene } from '../scene/scene-scorer';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { RankRequest, RankResult } from '../request/rank-request';
 import { badValueReport } from './bad-value-report';
+import { countsAgainstVersion } from './guard-outcome';
 import { rankedItems } from './ranked-items';
 import { ShadowRunner } from './shadow-runner';
 
@@ -39,8 +40,8 @@ export class RankService {
    * `request` has passed validateRankRequest at its edge. The scene's traffic plan picks the
    * version and arm for its user (stable when the chosen version cannot serve, counted). It runs
    * to the end on that version: the lease keeps its models loaded through any swap meanwhile.
-   * Canary and stable outcomes go to the canary's guard: a failure of the service's own (5xx)
-   * as an error, every answer with its latency; a caller's mistake (4xx) is no outcome.
+   * Canary and stable outcomes go to the canary's guard: every answer with its latency, a
+   * failure as an error when it is the version's (countsAgainstVersion), a caller's mistake not.
    */
   async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
     const choice = this.traffic.choose(sceneName, request.user.id);
@@ -51,7 +52,7 @@ export class RankService {
       this.traffic.record(sceneName, arm, true, performance.now() - started);
       return result;
     } catch (error) {
-      if (!(error instanceof RankerError) || error.status >= 500)
+      if (countsAgainstVersion(error))
         this.traffic.record(sceneName, arm, false, performance.now() - started);
       throw error;
     } finally {
@@ -83,6 +84,13 @@ export class RankService {
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
     const labels = { scene: scene.spec.scene, version: scene.spec.version };
     const itemIds = request.candidates.map((c) => c.id);
+    // Before the fetch: a request no model queue can take never costs a round trip.
+    try {
+      checkFits(scene, itemIds.length);
+    } catch (error) {
+      this.metrics.tooLarge.inc(labels);
+      throw error;
+    }
     const fetched = await this.store.fetch(
       request.user.id,
       itemIds,

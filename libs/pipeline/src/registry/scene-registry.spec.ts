@@ -105,6 +105,29 @@ describe('SceneRegistry (real engine, temp BUNDLES_DIR)', () => {
     expect(serving()).toBe('v2');
   });
 
+  it('serves a version whose model queue is below RANK_MAX_CANDIDATES and warns once, naming the setting', async () => {
+    // 100 rows: under the 256-row warm-up too, which must fit the queue rather than fail.
+    await writeVersion(root, 'feed', 'v2', {
+      edit: (yaml) => (yaml.models.ctr.batching = { maxQueueRows: 100 }),
+    });
+    const warnings: string[] = [];
+    Logger.overrideLogger({
+      log: () => undefined,
+      error: () => undefined,
+      warn: (message: string) => warnings.push(message),
+    });
+    try {
+      await boot();
+    } finally {
+      Logger.overrideLogger(['error']);
+    }
+    expect(serving()).toBe('v2');
+    const { RANK_MAX_CANDIDATES } = new PipelineConfig();
+    expect(warnings).toEqual([
+      `bundle feed/v2: models.ctr.batching.maxQueueRows is 100, below RANK_MAX_CANDIDATES (${RANK_MAX_CANDIDATES}): requests of more than 100 candidates will be refused with 413 REQUEST_TOO_LARGE`,
+    ]);
+  });
+
   it('lists a version folder linked out of BUNDLES_DIR as failed, with the reason', async () => {
     const outside = await mkdtemp(join(tmpdir(), 'ranker-outside-'));
     try {

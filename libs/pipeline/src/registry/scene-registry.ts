@@ -75,7 +75,13 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     private readonly metrics: RegistryMetrics,
   ) {
     this.root = resolve(config.BUNDLES_DIR);
-    this.loader = new VersionLoader(engine, this.root, config.bundleLimits, metrics);
+    this.loader = new VersionLoader(
+      engine,
+      this.root,
+      config.bundleLimits,
+      metrics,
+      config.RANK_MAX_CANDIDATES,
+    );
     metrics.watch(() => this.list());
   }
 

@@ -27,6 +27,8 @@ export class VersionLoader {
     private readonly root: string,
     private readonly limits: BundleLimits,
     private readonly metrics: RegistryMetrics,
+    /** RANK_MAX_CANDIDATES: a model queue smaller than this is worth a warning. */
+    private readonly maxCandidates: number,
   ) {}
 
   /** The valid, warm load; undefined if it failed or its files changed meanwhile. */
@@ -58,7 +60,7 @@ export class VersionLoader {
       });
       load.state = 'warming';
       for (let i = 0; i < WARM_UP.requests; i++)
-        await scoreScene(scene, this.engine, dryRunFrame(WARM_UP.rows));
+        await scoreScene(scene, this.engine, dryRunFrame(scene, WARM_UP.rows));
     } catch (error) {
       failure = error;
     }
@@ -72,6 +74,7 @@ export class VersionLoader {
       entry.failures.delete(folder.version);
       this.count(entry, 'loaded', ms);
       this.logger.log(`${label}: valid, loaded and warm in ${ms} ms`);
+      this.warnSmallQueues(label, scene!);
       return load;
     }
     entry.loads.splice(entry.loads.indexOf(load), 1);
@@ -107,6 +110,20 @@ export class VersionLoader {
         }),
       ),
     );
+  }
+
+  /**
+   * A model queue below RANK_MAX_CANDIDATES is allowed (it bounds a heavy model's memory, and a
+   * bundle must not be valid in one deployment and not in another), but requests between the two
+   * are refused with REQUEST_TOO_LARGE: say so once, at load, with the setting to change.
+   */
+  private warnSmallQueues(label: string, scene: Scene): void {
+    for (const model of scene.models) {
+      if (model.maxRows >= this.maxCandidates) continue;
+      this.logger.warn(
+        `${label}: models.${model.name}.batching.maxQueueRows is ${model.maxRows}, below RANK_MAX_CANDIDATES (${this.maxCandidates}): requests of more than ${model.maxRows} candidates will be refused with 413 REQUEST_TOO_LARGE`,
+      );
+    }
   }
 
   private count(entry: SceneEntry, outcome: LoadOutcome, ms: number): void {

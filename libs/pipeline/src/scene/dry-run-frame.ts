@@ -1,13 +1,16 @@
 import { FeatureFrame } from '../transforms/feature-frame';
+import { Scene } from './scene';
 
 const DRY_RUN_ROWS = 8;
 
 /**
  * A request with every feature at its declared default, for validating a bundle before traffic
- * (and, larger, for warming a new version before it serves).
+ * (and, larger, for warming a new version before it serves). No larger than the scene takes in
+ * one request (its smallest `maxQueueRows`), so a small queue never fails its own checks.
  */
-export function dryRunFrame(rows = DRY_RUN_ROWS): FeatureFrame {
-  const itemIds = Array.from({ length: rows }, (_, i) => `dry-run-${i}`);
+export function dryRunFrame(scene: Pick<Scene, 'models'>, rows = DRY_RUN_ROWS): FeatureFrame {
+  const n = Math.min(rows, maxCandidatesOf(scene));
+  const itemIds = Array.from({ length: n }, (_, i) => `dry-run-${i}`);
   return {
     userId: 'dry-run-user',
     userRequest: undefined,
@@ -17,4 +20,11 @@ export function dryRunFrame(rows = DRY_RUN_ROWS): FeatureFrame {
     itemRequest: itemIds.map(() => undefined),
     itemStored: itemIds.map(() => undefined),
   };
+}
+
+/** The most candidates one request may have on `scene`: its smallest model queue. */
+export function maxCandidatesOf(scene: Pick<Scene, 'models'>): number {
+  let max = Infinity;
+  for (const model of scene.models) max = Math.min(max, model.maxRows);
+  return max;
 }

@@ -1,4 +1,9 @@
-import { BundleInvalidError, ErrorDetail, RequestInvalidError } from '@app/common';
+import {
+  BundleInvalidError,
+  ErrorDetail,
+  RequestInvalidError,
+  RequestTooLargeError,
+} from '@app/common';
 import { FeatureRow } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { validateRankRequest } from '../request/rank-request-validation';
@@ -48,7 +53,15 @@ export async function checkGolden(
       continue;
     }
     cases++;
-    const { scores } = await scoreScene(scene, engine, goldenFrame(golden));
+    let scores: Float32Array;
+    try {
+      ({ scores } = await scoreScene(scene, engine, goldenFrame(golden)));
+    } catch (error) {
+      // A case the bundle's own queues can never take fails the bundle, at its line.
+      if (!(error instanceof RequestTooLargeError)) throw error;
+      errors.push({ path, message: error.message });
+      continue;
+    }
     golden.expected.forEach((want, c) => {
       const got = scores[c];
       if (!(Math.abs(got - want) <= scene.spec.golden.tolerance) && errors.length < MAX_REPORTED) {

@@ -4,7 +4,7 @@
  * pipeline.yaml path, and no model left loaded in the engine.
  */
 import 'reflect-metadata';
-import { BundleInvalidError } from '@app/common';
+import { BundleInvalidError, RequestTooLargeError } from '@app/common';
 import { smallWorkerEngine, WorkerScoringEngine } from '@app/scoring/testing';
 import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { FeatureFrame } from '../transforms/feature-frame';
+import { dryRunFrame } from './dry-run-frame';
 import { scoreScene } from './scene-scorer';
 import { LoadBundleOptions, loadBundle, MAX_YAML_ALIASES, PIPELINE_FILE } from './scene-loader';
 import { checkGolden, GOLDEN_FILE } from './golden-check';
@@ -117,6 +118,57 @@ describe('loadBundle (real engine)', () => {
     } finally {
       await Promise.all(MODEL_IDS.map((id) => engine.unload(id)));
     }
+  });
+
+  describe('a model queue (maxQueueRows) smaller than a request', () => {
+    it('loads (its dry run fits the queue) and refuses larger requests with REQUEST_TOO_LARGE at candidates', async () => {
+      const dir = await bundle((yaml) => {
+        yaml.models.ctr.batching = { maxQueueRows: 4 };
+      });
+      // Its golden requests (12 candidates) could never be scored: checked below.
+      const scene = await loadBundle(dir, engine, { golden: false });
+      try {
+        expect(scene.models.map((m) => [m.name, m.maxRows])).toEqual([
+          ['ctr', 4],
+          ['mtl', 50_000],
+        ]);
+        const frame = (n: number) => dryRunFrame({ models: [] }, n);
+        expect((await scoreScene(scene, engine, frame(4))).scores).toHaveLength(4);
+        let error: unknown;
+        await scoreScene(scene, engine, frame(5)).catch((e: unknown) => (error = e));
+        expect(error).toBeInstanceOf(RequestTooLargeError);
+        expect(error).toMatchObject({
+          code: 'REQUEST_TOO_LARGE',
+          status: 413,
+          modelId: 'feed/v1/ctr',
+          rows: 5,
+          maxRows: 4,
+          message:
+            '5 candidates, but scene feed version v1 takes at most 4 candidates per request (models.ctr.batching.maxQueueRows)',
+          details: [
+            {
+              path: 'candidates',
+              message:
+                'scene feed version v1 takes at most 4 candidates per request (models.ctr.batching.maxQueueRows), got 5',
+            },
+          ],
+        });
+      } finally {
+        await Promise.all(MODEL_IDS.map((id) => engine.unload(id)));
+      }
+    });
+
+    it('fails the bundle at the golden.jsonl line its own queue can never take', async () => {
+      const dir = await bundle((yaml) => {
+        yaml.models.mtl.batching = { maxQueueRows: 10 };
+      });
+      const details = await errorDetails(dir);
+      expect(details[0]).toEqual({
+        path: 'golden.jsonl:1',
+        message:
+          '12 candidates, but scene feed version v1 takes at most 10 candidates per request (models.mtl.batching.maxQueueRows)',
+      });
+    });
   });
 
   it('names models.ctr.file when the model file is not ONNX', async () => {

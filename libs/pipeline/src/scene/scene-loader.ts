@@ -53,7 +53,7 @@ export async function loadBundle(
   const { spec, errors } = await readSpec(files);
   const loaded: string[] = [];
   try {
-    const checked: { model: ModelSpec; id: string }[] = [];
+    const checked: { model: ModelSpec; id: string; maxRows: number }[] = [];
     for (const model of checkableModels(spec, errors)) {
       const found = await files.modelFile(model.file);
       if ('problem' in found) {
@@ -61,9 +61,9 @@ export async function loadBundle(
         continue;
       }
       const options = { ...loadOptions(spec, model, found.file, generation), staggeredStart };
-      let metadata;
+      let metadata, maxRows;
       try {
-        ({ metadata } = await engine.load(options));
+        ({ metadata, maxRequestRows: maxRows } = await engine.load(options));
         loaded.push(options.id);
       } catch (error) {
         const key =
@@ -75,7 +75,7 @@ export async function loadBundle(
         continue;
       }
       errors.push(...checkModelContract(model, metadata));
-      checked.push({ model, id: options.id });
+      checked.push({ model, id: options.id, maxRows });
     }
     if (errors.length > 0) throw new BundleInvalidError(dir, errors);
     // One set of feature readers for the bundle: a value overflowing any model's float column
@@ -86,11 +86,12 @@ export async function loadBundle(
       spec.models.flatMap((m) => m.inputs),
     );
     const items = new ItemRowCache();
-    const models: SceneModel[] = checked.map(({ model, id }) => ({
+    const models: SceneModel[] = checked.map(({ model, id, maxRows }) => ({
       name: model.name,
       id,
       tensors: new TensorBuilder(model.inputs, values, items),
       outputs: model.outputs,
+      maxRows,
     }));
     const fusion = compileFusion(spec.fusion);
     const fusionInputs = resolveFusionInputs(models, fusion.variables);
@@ -168,7 +169,7 @@ async function readSpec(files: BundleFiles): Promise<{ spec: BundleSpec; errors:
 async function dryRun(scene: Scene, engine: ScoringEngine): Promise<void> {
   let result;
   try {
-    result = await scoreScene(scene, engine, dryRunFrame());
+    result = await scoreScene(scene, engine, dryRunFrame(scene));
   } catch (error) {
     throw new BundleInvalidError(scene.dir, [
       { path: 'models', message: `dry run failed: ${(error as Error).message}` },

@@ -1,3 +1,4 @@
+import { RequestTooLargeError } from '@app/common';
 import { OutputTensors, ScoreOptions, ScoringEngine } from '@app/scoring';
 import { FeatureFrame } from '../transforms/feature-frame';
 import { FusionInput, Scene, SceneModel } from './scene';
@@ -15,7 +16,8 @@ export interface SceneScores {
 /**
  * Builds every model's tensors (in the engine's buffers), scores the models concurrently and fuses
  * their outputs. The buffers go back to the engine once every model's score has settled, not at
- * the first failure: the engine may still be copying another model's rows.
+ * the first failure: the engine may still be copying another model's rows. A request larger than
+ * a model's queue is refused before any tensor is built (see checkFits).
  */
 export async function scoreScene(
   scene: Scene,
@@ -24,6 +26,7 @@ export async function scoreScene(
   options: ScoreOptions = {},
 ): Promise<SceneScores> {
   const rows = frame.itemIds.length;
+  checkFits(scene, rows);
   const buffer = (byteLength: number) => engine.tensorBuffer(byteLength);
   const feeds = scene.models.map((model) => model.tensors.build(frame, buffer));
   const scoring = scene.models.map((model, m) => engine.score(model.id, feeds[m], options));
@@ -45,6 +48,27 @@ export async function scoreScene(
       return (named ??= nameOutputs(scene.models, results));
     },
   };
+}
+
+/**
+ * Throws RequestTooLargeError (413) when `candidates` exceed a model's `maxQueueRows`: the engine
+ * would refuse that model's rows every time, so the others are not scored for nothing. The
+ * error names the field, the limit and the bundle setting behind it.
+ */
+export function checkFits(scene: Scene, candidates: number): void {
+  for (const model of scene.models) {
+    if (candidates <= model.maxRows) continue;
+    const { scene: name, version } = scene.spec;
+    const setting = `models.${model.name}.batching.maxQueueRows`;
+    const limit = `scene ${name} version ${version} takes at most ${model.maxRows} candidates per request (${setting})`;
+    throw new RequestTooLargeError(
+      `${candidates} candidates, but ${limit}`,
+      model.id,
+      candidates,
+      model.maxRows,
+      [{ path: 'candidates', message: `${limit}, got ${candidates}` }],
+    );
+  }
 }
 
 /** Resolves each fusion variable to its model index and output name, once per bundle. */

@@ -8,6 +8,8 @@ export interface SceneModel {
   id: string;
   tensors: TensorBuilder;
   outputs: readonly string[];
+  /** The most candidates one request may have for this model: its `batching.maxQueueRows`. */
+  maxRows: number;
 }
 
 /** A fusion variable `<model>.<output>` resolved at load: where its column comes from. */

@@ -6,6 +6,7 @@ import {
   DeadlineExceededError,
   OverloadedError,
   RankerError,
+  RequestTooLargeError,
   WorkerCrashedError,
 } from '@app/common';
 import { BatchingOptions } from '../model-options';
@@ -80,6 +81,38 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     await flush();
     expect(queued.get()).toEqual({ rows: range(0, 60) });
     expect(fits.get()).toEqual({ rows: range(1010, 40) });
+  });
+
+  it('refuses a request larger than maxQueueRows with RequestTooLargeError (413), not OverloadedError, even into an empty queue', async () => {
+    const { pool, batcher, submit, rejected } = setUp(1);
+    const refused = submit(1_001);
+    await flush();
+    const error = errorOf(refused);
+    expect(error).toBeInstanceOf(RequestTooLargeError);
+    expect(error).not.toBeInstanceOf(OverloadedError);
+    expect(error).toMatchObject({
+      code: 'REQUEST_TOO_LARGE',
+      status: 413,
+      modelId: 'm',
+      rows: 1_001,
+      maxRows: 1_000,
+    });
+    expect(error.message).toBe(
+      'model m: a request of 1001 rows can never be queued: maxQueueRows is 1000',
+    );
+    expect(rejected).toEqual({ too_large: 1 });
+    expect(batcher.queueDepth.queuedRows).toBe(0);
+    // Exactly maxQueueRows fits an empty queue; behind queued rows the same size is overload.
+    const full = submit(1_000);
+    const behind = submit(1_000);
+    await flush();
+    expect(errorOf(behind)).toBeInstanceOf(OverloadedError);
+    expect(rejected).toEqual({ too_large: 1, overloaded: 1 });
+    for (let batch = pool.running[0]; batch; batch = pool.running[0]) {
+      batch.succeed();
+      await flush();
+    }
+    expect(full.get()).toEqual({ rows: range(1_001, 1_000) });
   });
 
   it('tells its queue depth: rows waiting (dispatched ones not counted) and maxQueueRows', async () => {

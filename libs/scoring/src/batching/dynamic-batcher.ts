@@ -2,6 +2,7 @@ import {
   DeadlineExceededError,
   OverloadedError,
   QueueDepth,
+  RequestTooLargeError,
   WorkerCrashedError,
 } from '@app/common';
 import { BatchingOptions } from '../model-options';
@@ -22,7 +23,7 @@ export interface BatcherEvents {
   dispatched(rows: number, queueMs: number[]): void;
   completed(rows: number, computeMs: number, outputs: Record<string, WireTensor>): void;
   rejected(
-    reason: 'overloaded' | 'deadline' | 'worker_crashed' | 'run_failed',
+    reason: 'overloaded' | 'too_large' | 'deadline' | 'worker_crashed' | 'run_failed',
     requests: number,
   ): void;
 }
@@ -35,7 +36,9 @@ export interface BatcherEvents {
  * arriving while every instance is busy join the next batch; a full batch may also queue behind
  * a running one, so instances never idle between batches. A request larger than a batch is split
  * into balanced sub-batches that run in parallel and are reassembled in order. A request fails
- * with DeadlineExceededError at its deadline, whether its rows are queued or running.
+ * with DeadlineExceededError at its deadline, whether its rows are queued or running. The queue
+ * holds maxQueueRows: a request that finds it too full is refused with OverloadedError (try
+ * again), one with more rows than it ever holds with RequestTooLargeError (never retry).
  */
 export class DynamicBatcher {
   private readonly queue = new RequestQueue();
@@ -60,11 +63,24 @@ export class DynamicBatcher {
   submit(feeds: InputFeeds, rows: number, deadline = Infinity): Promise<OutputTensors> {
     if (this.closed)
       return Promise.reject(new WorkerCrashedError(`model ${this.modelId} is unloaded`));
-    if (this.queuedRows + rows > this.options.maxQueueRows) {
+    const { maxQueueRows } = this.options;
+    // More rows than the queue ever holds: waiting would not help, so not OverloadedError.
+    if (rows > maxQueueRows) {
+      this.events.rejected('too_large', 1);
+      return Promise.reject(
+        new RequestTooLargeError(
+          `model ${this.modelId}: a request of ${rows} rows can never be queued: maxQueueRows is ${maxQueueRows}`,
+          this.modelId,
+          rows,
+          maxQueueRows,
+        ),
+      );
+    }
+    if (this.queuedRows + rows > maxQueueRows) {
       this.events.rejected('overloaded', 1);
       return Promise.reject(
         new OverloadedError(
-          `model ${this.modelId}: ${this.queuedRows} rows queued, ${rows} more would pass ${this.options.maxQueueRows}`,
+          `model ${this.modelId}: ${this.queuedRows} rows queued, ${rows} more would pass ${maxQueueRows}`,
         ),
       );
     }
