@@ -52,6 +52,8 @@ class FlakyStore extends InMemoryTrafficStore {
 /** One replica's rollout of the scene: what SceneTrafficControl hands the writer. */
 class Replica implements RollbackTarget {
   resolution: TrafficResolution;
+  /** The versions the scene has now (a write is validated against them). */
+  versions = VERSIONS;
 
   constructor(readonly store: TrafficStore) {
     this.resolution = this.resolve();
@@ -65,7 +67,11 @@ class Replica implements RollbackTarget {
     config: TrafficConfig,
     change: { by: string; reason: string; expectedRevision: number },
   ) {
-    await this.store.set(SCENE, config, { versions: VERSIONS, fileDigest: FILE.digest, ...change });
+    await this.store.set(SCENE, config, {
+      versions: this.versions,
+      fileDigest: FILE.digest,
+      ...change,
+    });
     await this.refresh();
   }
 
@@ -120,6 +126,7 @@ describe('RollbackWriter', () => {
     written: await writes('written'),
     conflict: await writes('conflict'),
     failed: await writes('failed'),
+    refused: await writes('refused'),
   });
 
   beforeEach(() => {
@@ -148,7 +155,7 @@ describe('RollbackWriter', () => {
     });
     expect(a.resolution).toMatchObject({ source: 'override', revision: 1 });
     expect(a.resolution.config.canary).toBeUndefined();
-    expect(await counted()).toEqual({ written: 1, conflict: 0, failed: 0 });
+    expect(await counted()).toEqual({ written: 1, conflict: 0, failed: 0, refused: 0 });
   });
 
   it('retries a store that is down after growing backoffs, then writes; every try counted', async () => {
@@ -160,7 +167,7 @@ describe('RollbackWriter', () => {
     await writer.write(rollbackOf(a), a);
 
     expect(store.current(SCENE)?.override).toMatchObject({ revision: 1, by: 'guardrail' });
-    expect(await counted()).toEqual({ written: 1, conflict: 0, failed: 3 });
+    expect(await counted()).toEqual({ written: 1, conflict: 0, failed: 3, refused: 0 });
     // The shared backoff: 100, 200 and 400 ms between the four tries.
     const gaps = store.tries.slice(1).map((t, i) => t - store.tries[i]);
     expect(gaps).toHaveLength(3);
@@ -188,7 +195,7 @@ describe('RollbackWriter', () => {
 
     await writer.write(decision, a);
 
-    expect(await counted()).toEqual({ written: 1, conflict: 1, failed: 0 });
+    expect(await counted()).toEqual({ written: 1, conflict: 1, failed: 0, refused: 0 });
     expect(backoffs).toEqual([]);
     expect(store.current(SCENE)?.override).toMatchObject({
       revision: 2,
@@ -211,7 +218,7 @@ describe('RollbackWriter', () => {
 
     await writer.write(decision, a);
 
-    expect(await counted()).toEqual({ written: 0, conflict: 1, failed: 0 });
+    expect(await counted()).toEqual({ written: 0, conflict: 1, failed: 0, refused: 0 });
     expect(store.current(SCENE)?.override).toMatchObject({ revision: 1, by: 'ana' });
     expect(store.tries).toHaveLength(2);
   });
@@ -236,7 +243,62 @@ describe('RollbackWriter', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(store.tries).toHaveLength(1);
     expect(await store.read(SCENE)).toEqual({ revision: 0 });
-    expect(await counted()).toEqual({ written: 0, conflict: 0, failed: 1 });
+    expect(await counted()).toEqual({ written: 0, conflict: 0, failed: 1, refused: 0 });
+    expect(warn).toHaveBeenCalledWith(
+      'scene feed: shutting down before the rollback of canary v2 was stored; after a restart this replica serves the canary again until a guard rolls it back',
+    );
+    expect(error).not.toHaveBeenCalled();
+  });
+
+  it('does not retry a refusal that would come again (the shadow version is gone): counted as refused', async () => {
+    const backoffs: number[] = [];
+    setup({ backoffMs: (attempt) => (backoffs.push(attempt), 100) });
+    const store = new FlakyStore();
+    const a = new Replica(store);
+    a.versions = ['v1', 'v2']; // v3's folder was removed after the traffic was read
+
+    await writer.write(rollbackOf(a), a);
+
+    expect(await counted()).toEqual({ written: 0, conflict: 0, failed: 0, refused: 1 });
+    expect(backoffs).toEqual([]);
+    expect(store.tries).toEqual([]); // refused by validation, before the store
+    expect(error).toHaveBeenCalledWith(
+      expect.stringMatching(
+        /^scene feed: rollback of canary v2 refused by the traffic store \(traffic config .*shadow\.version: 'v3' is not a version of this scene.*\); not retried/,
+      ),
+    );
+  });
+
+  it('backs off and tries again when reading the scene after a conflict fails, and never rejects', async () => {
+    const backoffs: number[] = [];
+    setup({ backoffMs: (attempt) => (backoffs.push(attempt), 1) });
+    const store = new FlakyStore();
+    const a = new Replica(store);
+    const decision = rollbackOf(a);
+    await store.set(
+      SCENE,
+      { ...FILE.config, shadow: { version: 'v3', percent: 20 } },
+      {
+        versions: VERSIONS,
+        by: 'ana',
+      },
+    );
+    const refresh = a.refresh.bind(a);
+    let refreshes = 0;
+    a.refresh = async () => {
+      if (++refreshes === 1) throw new Error('EIO: traffic.yaml unreadable');
+      return refresh();
+    };
+
+    await expect(writer.write(decision, a)).resolves.toBeUndefined();
+
+    // Try 1: 409, its refresh fails, a backoff; try 2: 409 again (still stale), refreshed; try 3.
+    expect(backoffs).toEqual([0]);
+    expect(await counted()).toEqual({ written: 1, conflict: 2, failed: 0, refused: 0 });
+    expect(warn).toHaveBeenCalledWith(
+      'scene feed: traffic not read again: EIO: traffic.yaml unreadable',
+    );
+    expect(store.current(SCENE)?.override).toMatchObject({ revision: 2, by: 'guardrail' });
   });
 
   it('gives up after its attempts against a RedisTrafficStore nothing answers, each try counted as failed', async () => {
@@ -253,7 +315,7 @@ describe('RollbackWriter', () => {
     try {
       const a = new Replica(new RedisTrafficStore(down, { prefix: 'rollback-writer-spec:' }));
       await writer.write(rollbackOf(a), a);
-      expect(await counted()).toEqual({ written: 0, conflict: 0, failed: 3 });
+      expect(await counted()).toEqual({ written: 0, conflict: 0, failed: 3, refused: 0 });
       expect(a.resolution.config.canary?.version).toBe('v2');
       expect(warn).toHaveBeenCalledWith(
         expect.stringMatching(/not stored yet \(traffic overrides unavailable: redis: /),

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { exponentialBackoffMs, WakeableSleeps } from '@app/common';
+import { exponentialBackoffMs, RankerError, WakeableSleeps } from '@app/common';
 import { RollbackDecision } from '../rollout/canary-guard';
 import { RolloutMetrics } from '../rollout/rollout.metrics';
 import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
@@ -32,9 +32,11 @@ export interface RollbackWriterOptions {
  * Stores a guardrail rollback as the scene's override (`by: guardrail`), so that every replica
  * follows and a restart keeps the canary off. A revision conflict (another change came first) is
  * read again and retried at once, as long as the config in force still names the rolled-back
- * canary; a store that is down is retried after a backoff. Each try is counted in
- * `ranker_rollout_rollback_writes_total{result}`. `close()` ends the backoffs at shutdown: no try
- * starts after it.
+ * canary; a store that is down is retried after a backoff. A refusal that trying again cannot
+ * change (422: the config without the canary names a version that is gone; 404: the scene is
+ * gone) ends it. Each try is counted in `ranker_rollout_rollback_writes_total{result}`
+ * (`written`, `conflict`, `failed`, `refused`). `close()` ends the backoffs at shutdown: no try
+ * starts after it. Never rejects.
  */
 export class RollbackWriter {
   private readonly logger = new Logger('SceneTrafficControl');
@@ -66,18 +68,42 @@ export class RollbackWriter {
         this.metrics.rollbackWrites.inc({ scene, result: 'written' });
         return;
       } catch (error) {
+        const message = (error as Error).message;
+        if (refusal(error)) {
+          this.metrics.rollbackWrites.inc({ scene, result: 'refused' });
+          this.logger.error(
+            `scene ${scene}: rollback of canary ${decision.version} refused by the traffic store (${message}); not retried: this replica keeps it off, others follow their own guards`,
+          );
+          return;
+        }
         const conflict = error instanceof TrafficConflictError;
         this.metrics.rollbackWrites.inc({ scene, result: conflict ? 'conflict' : 'failed' });
         this.logger.warn(
-          `scene ${scene}: rollback of canary ${decision.version} not stored yet (${(error as Error).message}); retrying`,
+          `scene ${scene}: rollback of canary ${decision.version} not stored yet (${message}); retrying`,
         );
-        if (conflict) await target.refresh();
-        else await this.sleeps.sleep(this.backoffMs(attempt));
+        if (!conflict || !(await this.refreshed(scene, target)))
+          await this.sleeps.sleep(this.backoffMs(attempt));
       }
     }
-    this.logger.error(
-      `scene ${scene}: rollback of canary ${decision.version} could not be stored; this replica keeps it off, others follow their own guards`,
-    );
+    if (this.closed)
+      this.logger.warn(
+        `scene ${scene}: shutting down before the rollback of canary ${decision.version} was stored; after a restart this replica serves the canary again until a guard rolls it back`,
+      );
+    else
+      this.logger.error(
+        `scene ${scene}: rollback of canary ${decision.version} could not be stored; this replica keeps it off, others follow their own guards`,
+      );
+  }
+
+  /** Reads the scene again after a conflict; false (logged) if that failed. */
+  private async refreshed(scene: string, target: RollbackTarget): Promise<boolean> {
+    try {
+      await target.refresh();
+      return true;
+    } catch (error) {
+      this.logger.warn(`scene ${scene}: traffic not read again: ${(error as Error).message}`);
+      return false;
+    }
   }
 
   close(): void {
@@ -85,3 +111,7 @@ export class RollbackWriter {
     this.sleeps.wakeAll();
   }
 }
+
+/** A caller's-mistake answer (4xx) other than a conflict: the same write would be refused again. */
+const refusal = (error: unknown) =>
+  error instanceof RankerError && error.status < 500 && !(error instanceof TrafficConflictError);
