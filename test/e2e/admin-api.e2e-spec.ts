@@ -201,6 +201,7 @@ describe('admin API (ranker app over HTTP)', () => {
         ['DELETE', '/scenes/feed/traffic', { reason: 'why' }, 'reason'],
         ['DELETE', '/scenes/feed/traffic', { expectedRevision: -1 }, 'expectedRevision'],
         ['DELETE', '/scenes/feed/traffic', null, 'body'],
+        ['DELETE', '/scenes/feed/traffic', { '': 1 }, '[""]'],
         ['POST', '/scenes/feed/rollback', { stable: 'v1', reason: 'why' }, 'stable'],
         ['POST', '/scenes/feed/rollback', { expectedRevision: '1' }, 'expectedRevision'],
         ['POST', '/scenes/feed/rollback', [], 'body'],

@@ -31,7 +31,8 @@ export function trafficChange(
     for (const key of Object.keys(fields))
       if (!only.includes(key as ChangeField))
         errors.push({
-          path: key,
+          // An empty key would leave the path empty.
+          path: key === '' ? '[""]' : key,
           message: `is not a field of this call (${only.join(', ')} only)`,
         });
   const takes = (field: ChangeField) => !only || only.includes(field);
