@@ -17,6 +17,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeVersion } from '../support/bundle-versions';
+import { checkErrorBody } from './error-body-check';
 import { allowed, Hostile, hostileAdminCall, ROUTES } from './hostile-admin-requests';
 import { poisonedBody } from './hostile-traffic-bodies';
 import { bundlesRoot } from './live-ranker';
@@ -127,27 +128,10 @@ describe('admin API write fuzz (hostile traffic bodies and headers over HTTP)', 
   function problem(request: Hostile, status: number, text: string, requestId: string | null) {
     if (!allowed(request).includes(status)) return `status ${status} for ${request.kind}`;
     if (status === 200) return undefined;
-    let body: {
-      code?: unknown;
-      message?: unknown;
-      details?: { path?: unknown }[];
-      requestId?: unknown;
-    };
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return `a ${status} answer that is not JSON: ${text.slice(0, 200)}`;
-    }
-    if (typeof body.code !== 'string' || typeof body.message !== 'string')
-      return `no code/message: ${text.slice(0, 300)}`;
-    if (!Array.isArray(body.details) || body.details.length === 0)
-      return `no details: ${text.slice(0, 300)}`;
-    if (!body.details.every((d) => typeof d.path === 'string' && d.path !== ''))
-      return `a detail without a path: ${text.slice(0, 300)}`;
     // Node refuses oversized headers before there is a request, or a request id.
-    if (status !== 431 && body.requestId !== requestId)
-      return 'requestId differs from x-request-id';
-    const paths = body.details.map((d) => d.path as string);
+    const check = checkErrorBody(text, status === 431 ? undefined : requestId);
+    if ('problem' in check) return `${status}: ${check.problem}`;
+    const { paths } = check;
     // The path itself, one below it (a key of a container refused whole), or one above it (a
     // container refused whole, e.g. a config key where the call takes none).
     const under = (a: string, b: string) => a.startsWith(`${b}.`) || a.startsWith(`${b}[`);

@@ -8,6 +8,7 @@
  * a 2xx only from a reload, which writes nothing.
  */
 import fc from 'fast-check';
+import { isJson, NON_JSON_TYPES } from './error-body-check';
 import { poisonedBody } from './hostile-traffic-bodies';
 
 export type Route = 'put' | 'delete' | 'rollback' | 'reload';
@@ -33,14 +34,6 @@ export interface Hostile {
 }
 
 const route = fc.constantFrom<Route>('put', 'put', 'put', 'put', 'delete', 'rollback', 'reload');
-const NON_JSON_TYPES = [
-  'text/plain',
-  'application/x-www-form-urlencoded',
-  'multipart/form-data; boundary=x',
-  'application/json-patch+json',
-  'application/json; charset=utf-16',
-  'text/json',
-];
 const notObject = fc.oneof(
   fc
     .jsonValue({ maxDepth: 2 })
@@ -236,43 +229,23 @@ export const hostileAdminCall = (token: string, bodyLimit: number): fc.Arbitrary
     },
   );
 
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Statuses each kind may get, on every route or per route: never a 5xx, and never a write. */
+const STATUSES: Record<string, number[] | Record<Route, number[]>> = {
+  poisoned: { put: [400, 409, 422], delete: [400, 409], rollback: [400, 422], reload: [200] },
+  'not-object': { put: [400], delete: [400], rollback: [400], reload: [200] },
+  bytes: { put: [400, 422], delete: [400], rollback: [400], reload: [200, 400] },
+  empty: [400],
+  stale: [409],
+  'no-canary': [422],
+  truncated: [400],
+  'content-type': [415],
+  oversize: [413],
+  scene: [400, 404, 414],
+  auth: [401, 403],
+  'header-overflow': [431],
+};
 
-/** Statuses each kind may get on each route; never a 5xx, and never a write. */
-export function allowed({ kind, route: r, body }: Hostile): number[] {
-  switch (kind) {
-    case 'poisoned':
-      return { put: [400, 409, 422], delete: [400, 409], rollback: [400, 422], reload: [200] }[r];
-    case 'not-object':
-      return r === 'reload' ? [200] : [400];
-    case 'bytes':
-      return { put: [400, 422], delete: [400], rollback: [400], reload: [200, 400] }[r];
-    case 'empty':
-      return [400];
-    case 'stale':
-      return [409];
-    case 'header-overflow':
-      return [431];
-    case 'no-canary':
-      return [422];
-    case 'truncated':
-      return [400];
-    case 'content-type':
-      return [415];
-    case 'oversize':
-      return [413];
-    case 'scene':
-      return [400, 404, 414];
-    case 'auth':
-      return body === undefined || typeof body === 'string' ? [401, 403] : [];
-    default:
-      return [];
-  }
+export function allowed({ kind, route: r }: Hostile): number[] {
+  const statuses = STATUSES[kind] ?? [];
+  return Array.isArray(statuses) ? statuses : statuses[r];
 }

@@ -91,6 +91,14 @@ class Replica implements RollbackTarget {
   }
 }
 
+/** An admin, through another replica, changes the shadow's share; a Replica has not read it yet. */
+const changeTheShadow = (store: TrafficStore) =>
+  store.set(
+    SCENE,
+    { ...FILE.config, shadow: { version: 'v3', percent: 20 } },
+    { versions: VERSIONS, by: 'ana' },
+  );
+
 /** The decision a real guard takes over a canary failing 20% of requests against stable's 1%. */
 function rollbackOf(replica: Replica): RollbackDecision {
   let decision: RollbackDecision | undefined;
@@ -185,12 +193,7 @@ describe('RollbackWriter', () => {
     const store = new FlakyStore();
     const a = new Replica(store);
     const decision = rollbackOf(a);
-    // An admin, through another replica, changes the shadow's share; A has not read it yet.
-    await store.set(
-      SCENE,
-      { ...FILE.config, shadow: { version: 'v3', percent: 20 } },
-      { versions: VERSIONS, by: 'ana' },
-    );
+    await changeTheShadow(store);
     expect(a.resolution.revision).toBe(0);
 
     await writer.write(decision, a);
@@ -275,14 +278,7 @@ describe('RollbackWriter', () => {
     const store = new FlakyStore();
     const a = new Replica(store);
     const decision = rollbackOf(a);
-    await store.set(
-      SCENE,
-      { ...FILE.config, shadow: { version: 'v3', percent: 20 } },
-      {
-        versions: VERSIONS,
-        by: 'ana',
-      },
-    );
+    await changeTheShadow(store);
     const refresh = a.refresh.bind(a);
     let refreshes = 0;
     a.refresh = async () => {
