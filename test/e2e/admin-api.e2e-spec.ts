@@ -185,6 +185,78 @@ describe('admin API (ranker app over HTTP)', () => {
       expect((await ranker.admin('GET', '/scenes/nope', TOKEN)).status).toBe(404);
     });
 
+    const call = (method: string, path: string, body?: unknown) =>
+      ranker.request(method, `/v1/admin${path}`, body, 'application/json', {
+        authorization: `Bearer ${TOKEN}`,
+      });
+    const revision = async (scene: string) =>
+      (await ranker.admin('GET', `/scenes/${scene}`, TOKEN)).body.rollout.traffic.revision;
+
+    it('refuses fields DELETE traffic and rollback do not take (400, naming them), and a stale expectedRevision (409)', async () => {
+      // Found by the admin write fuzz: DELETE ignored its body, so a clear meant for another
+      // revision, or a body that was not meant for it at all, cleared the override regardless.
+      expect(await revision('feed')).toBe(0);
+      for (const [method, path, body, field] of [
+        ['DELETE', '/scenes/feed/traffic', { stable: 'v1' }, 'stable'],
+        ['DELETE', '/scenes/feed/traffic', { reason: 'why' }, 'reason'],
+        ['DELETE', '/scenes/feed/traffic', { expectedRevision: -1 }, 'expectedRevision'],
+        ['DELETE', '/scenes/feed/traffic', null, 'body'],
+        ['DELETE', '/scenes/feed/traffic', { '': 1 }, '[""]'],
+        ['POST', '/scenes/feed/rollback', { stable: 'v1', reason: 'why' }, 'stable'],
+        ['POST', '/scenes/feed/rollback', { expectedRevision: '1' }, 'expectedRevision'],
+        ['POST', '/scenes/feed/rollback', [], 'body'],
+        ['POST', '/scenes/feed/rollback', null, 'body'],
+      ] as const) {
+        const reply = await call(method, path, body);
+        expect([method, body, reply.status, reply.body.code]).toEqual([
+          method,
+          body,
+          400,
+          'REQUEST_INVALID',
+        ]);
+        expect(reply.body.details).toEqual([{ path: field, message: expect.any(String) }]);
+      }
+      const stale = await call('DELETE', '/scenes/feed/traffic', { expectedRevision: 3 });
+      expect(stale.status).toBe(409);
+      expect(stale.body).toMatchObject({
+        code: 'TRAFFIC_CONFLICT',
+        details: [{ path: 'expectedRevision', message: 'current revision is 0' }],
+      });
+      expect(await revision('feed')).toBe(0);
+      expect((await call('DELETE', '/scenes/feed/traffic', { expectedRevision: 0 })).status).toBe(
+        200,
+      );
+      expect(await revision('feed')).toBe(1);
+      expect((await call('DELETE', '/scenes/feed/traffic')).status).toBe(200);
+      expect(await revision('feed')).toBe(2);
+    });
+
+    it('rolls a canary back at the revision a rollback names, and refuses it at another (409)', async () => {
+      await writeVersion(root, 'news', 'v1');
+      await writeVersion(root, 'news', 'v2');
+      expect((await ranker.admin('POST', '/scenes/news/reload', TOKEN)).status).toBe(200);
+      const canary = { stable: 'v1', canary: { version: 'v2', percent: 5 } };
+      expect((await call('PUT', '/scenes/news/traffic', canary)).status).toBe(200);
+      expect(await revision('news')).toBe(1);
+
+      const late = await call('POST', '/scenes/news/rollback', { expectedRevision: 0 });
+      expect(late.status).toBe(409);
+      expect(late.body.details).toEqual([
+        { path: 'expectedRevision', message: 'current revision is 1' },
+      ]);
+      expect(
+        (await ranker.admin('GET', '/scenes/news', TOKEN)).body.rollout.traffic.config,
+      ).toEqual(expect.objectContaining({ canary: expect.objectContaining({ version: 'v2' }) }));
+      const done = await call('POST', '/scenes/news/rollback', {
+        expectedRevision: 1,
+        reason: 'p99 up',
+      });
+      expect(done.status).toBe(200);
+      expect(done.body.rollout.traffic).toMatchObject({ source: 'override', revision: 2 });
+      expect(done.body.rollout.traffic.config.canary).toBeUndefined();
+      expect(done.body.rollout.override).toMatchObject({ by: 'admin', reason: 'p99 up' });
+    });
+
     it('documents the admin routes with their bearer auth', async () => {
       const { body: doc } = await ranker.request('GET', '/docs');
       expect(

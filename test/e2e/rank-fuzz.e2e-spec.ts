@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { checkErrorBody, isJson, NON_JSON_TYPES } from './error-body-check';
 import { RankerClient } from './ranker-client';
 
 /**
@@ -135,15 +136,6 @@ interface Hostile {
   contentType?: string | null;
   scene?: string;
 }
-const NON_JSON_TYPES = [
-  'text/plain',
-  'application/x-www-form-urlencoded',
-  'multipart/form-data; boundary=x',
-  'application/json-patch+json',
-  'application/json; charset=utf-16',
-  'application/xml',
-  'text/json',
-];
 const hostile: fc.Arbitrary<Hostile> = fc.oneof(
   { weight: 70, arbitrary: rankBody.map((body) => ({ kind: 'json', body })) },
   {
@@ -195,15 +187,6 @@ const hostile: fc.Arbitrary<Hostile> = fc.oneof(
       })),
   },
 );
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Statuses each kind may get; never a 5xx. */
 const ALLOWED: Record<string, number[]> = {
@@ -276,26 +259,8 @@ describe('rank API fuzz (10,000 hostile bodies over HTTP)', () => {
   function problem(request: Hostile, status: number, text: string, requestId: string | null) {
     if (!ALLOWED[request.kind].includes(status)) return `status ${status} for ${request.kind}`;
     if (status === 200) return undefined;
-    let body: {
-      code?: unknown;
-      message?: unknown;
-      details?: { path?: unknown }[];
-      requestId?: unknown;
-    };
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return `a ${status} answer that is not JSON: ${text.slice(0, 200)}`;
-    }
-    if (typeof body.code !== 'string' || typeof body.message !== 'string')
-      return `no code/message: ${text.slice(0, 300)}`;
-    if (!Array.isArray(body.details) || body.details.length === 0)
-      return `no details: ${text.slice(0, 300)}`;
-    if (body.details.length > 100) return `${body.details.length} details`;
-    if (!body.details.every((d) => typeof d.path === 'string' && d.path !== ''))
-      return `a detail without a path: ${text.slice(0, 300)}`;
-    if (body.requestId !== requestId) return 'requestId differs from x-request-id';
-    return undefined;
+    const check = checkErrorBody(text, requestId);
+    return 'problem' in check ? `${status}: ${check.problem}` : undefined;
   }
 
   it('answers every hostile body with a 4xx naming a path, and valid ones exactly as alone', async () => {

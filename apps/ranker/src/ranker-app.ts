@@ -5,6 +5,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { serveOpenApi } from './docs/openapi';
 import { DrainingFastifyAdapter } from './http/draining-fastify-adapter';
+import { sendClientError } from './http/client-errors';
 import { sendFrameworkError } from './http/framework-errors';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ADMIN_FORM_ROUTES } from './admin-page/admin-page.controller';
@@ -27,6 +28,7 @@ export async function createRankerApp(
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     frameworkErrors: sendFrameworkError,
+    clientErrorHandler: sendClientError,
   });
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -7,6 +7,7 @@ export * from './scene/golden-check';
 export * from './transforms/feature-frame';
 export * from './rollout/traffic-file';
 export * from './rollout/traffic-plan';
+export * from './rollout/traffic-arbitraries';
 export * from './rollout/traffic-resolution';
 export * from './rollout/canary-guard';
 export * from './rollout/shadow-comparison';

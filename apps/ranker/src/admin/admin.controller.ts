@@ -114,30 +114,48 @@ export class AdminController {
     return this.found(scene);
   }
 
-  /** Clears the scene's override: traffic.yaml (or, without one, the newest version) is in force. */
+  /**
+   * Clears the scene's override: traffic.yaml (or, without one, the newest version) is in force.
+   * Optional body `{ expectedRevision }`: refused (409) if another change came first.
+   */
   @Delete('scenes/:scene/traffic')
   @ApiParam({ name: 'scene', example: 'feed' })
+  @ApiBody({ required: false, schema: { type: 'object', example: { expectedRevision: 4 } } })
   @ApiOkResponse({ type: SceneListingBody })
+  @ApiResponse({ status: 400, type: ErrorBody, description: 'REQUEST_INVALID: another field' })
   @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
+  @ApiResponse({ status: 409, type: ErrorBody, description: 'TRAFFIC_CONFLICT' })
   @ApiResponse({ status: 503, type: ErrorBody, description: 'TRAFFIC_STORE_UNAVAILABLE' })
-  async clearTraffic(@Param('scene') scene: string): Promise<SceneAdminView> {
-    await this.traffic.clear(checkedScene(scene));
+  async clearTraffic(
+    @Param('scene') scene: string,
+    @Body() body: unknown,
+  ): Promise<SceneAdminView> {
+    const { expectedRevision } = trafficChange(body, 'body', { only: ['expectedRevision'] });
+    await this.traffic.clear(checkedScene(scene), expectedRevision);
     return this.found(scene);
   }
 
-  /** Stores the traffic in force without its canary as the override (`by: admin`). */
+  /**
+   * Stores the traffic in force without its canary as the override (`by: admin`). Optional body
+   * `{ reason, expectedRevision }`.
+   */
   @Post('scenes/:scene/rollback')
   @HttpCode(200)
   @ApiParam({ name: 'scene', example: 'feed' })
+  @ApiBody({ required: false, schema: { type: 'object', example: { reason: 'p99 up' } } })
   @ApiOkResponse({ type: SceneListingBody })
+  @ApiResponse({ status: 400, type: ErrorBody, description: 'REQUEST_INVALID: another field' })
   @ApiResponse({ status: 404, type: ErrorBody, description: 'SCENE_NOT_FOUND' })
   @ApiResponse({ status: 409, type: ErrorBody, description: 'TRAFFIC_CONFLICT' })
   @ApiResponse({ status: 422, type: ErrorBody, description: 'TRAFFIC_INVALID: no canary' })
   async rollback(@Param('scene') scene: string, @Body() body: unknown): Promise<SceneAdminView> {
-    const { reason } = trafficChange(body ?? {}, 'body', { configAllowed: false });
+    const { reason, expectedRevision } = trafficChange(body, 'body', {
+      only: ['reason', 'expectedRevision'],
+    });
     await this.traffic.rollback(checkedScene(scene), {
       by: 'admin',
       ...(reason !== undefined && { reason }),
+      ...(expectedRevision !== undefined && { expectedRevision }),
     });
     return this.found(scene);
   }

@@ -32,6 +32,13 @@ describe('toErrorBody', () => {
     expect(Array.isArray(body.details)).toBe(true);
   });
 
+  it('names the url of a route that does not exist', () => {
+    const message = 'Cannot PUT /v1/admin/traffic';
+    const [status, body] = toErrorBody(new NotFoundException(message));
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ code: 'NOT_FOUND', message, details: [{ path: 'url', message }] });
+  });
+
   it('hides the message of an unexpected error behind a 500', () => {
     const [status, body] = toErrorBody(new TypeError('secret internals'));
     expect(status).toBe(500);

@@ -81,7 +81,10 @@ function mapError(exception: unknown): [number, ErrorBody] {
       ];
     }
     const info = typeof response === 'object' ? { info: response } : {};
-    return [status, { code: httpCode(status), message: exception.message, details: [], ...info }];
+    // Nest's own 404 is the router's: no route has this method and URL.
+    const details =
+      status === HttpStatus.NOT_FOUND ? [{ path: 'url', message: exception.message }] : [];
+    return [status, { code: httpCode(status), message: exception.message, details, ...info }];
   }
   return errorBodyOf(exception);
 }

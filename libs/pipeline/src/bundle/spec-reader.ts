@@ -65,6 +65,8 @@ export class SpecReader {
 
 export function join(path: string, key: string | number): string {
   if (typeof key === 'number') return `${path}[${key}]`;
+  // An empty key would vanish from the path (or leave it ending in a dot).
+  if (key === '') return `${path}[""]`;
   return path === '' ? key : `${path}.${key}`;
 }
 

@@ -3,9 +3,9 @@ import { SceneNotFoundError, SceneNotReadyError } from '@app/common';
 import { ScoringEngine } from '@app/scoring';
 import { resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
-import { LoadedVersion } from './loaded-version';
 import { RegistryMetrics } from './registry.metrics';
 import { SceneEntry } from './scene-entry';
+import { SceneReconciler } from './scene-reconciler';
 import {
   ReloadNotice,
   ReloadOrigin,
@@ -46,7 +46,7 @@ interface PendingPass {
  * scan (at boot, on the poll timer, on an admin reload, on another replica's notice) reads the
  * version folders, loads in the background every version that should serve and is not loaded
  * yet (the whole gate, then a warm-up) while the current one keeps serving, then swaps the stable
- * version in one assignment. A version no longer wanted drains: new requests never get it, and
+ * version in one assignment (SceneReconciler, per scene). A version no longer wanted drains: new requests never get it, and
  * its models are released once the requests holding a lease on it have finished. A version that
  * fails is kept with its reasons and not loaded again until its files change.
  *
@@ -63,6 +63,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
   private readonly scanListeners = new Set<ScanListener>();
   private readonly root: string;
   private readonly loader: VersionLoader;
+  private readonly reconciler: SceneReconciler;
   private boot: Promise<void> | undefined;
   private booted = false;
   private closed = false;
@@ -82,6 +83,9 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
       metrics,
       config.RANK_MAX_CANDIDATES,
     );
+    this.reconciler = new SceneReconciler(this.loader, metrics, (entry) => {
+      if (entry.gone && this.entries.get(entry.name) === entry) this.entries.delete(entry.name);
+    });
     metrics.watch(() => this.list());
   }
 
@@ -249,7 +253,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
-  /** Brings one scene in line with its folders and policy. */
+  /** Takes one scene's folders and policy, then brings its loads in line (SceneReconciler). */
   private async reconcile(name: string, pending: PendingPass): Promise<void> {
     const folders = await versionFolders(this.root, name);
     let entry = this.entries.get(name);
@@ -265,84 +269,10 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     if (changed || retry) entry.changedAt ??= Date.now();
     if (changed && pending.origins.has('poll')) this.notify({ scene: name, retryFailed: false });
 
-    const stable = await this.pickStable(entry);
-    const wanted = new Set<LoadedVersion | undefined>([stable]);
-    for (const version of entry.policy.keep ?? []) wanted.add(await this.ensure(entry, version));
-    this.promote(entry, stable);
-    for (const load of wanted) if (load && load !== stable) load.state = 'ready';
-    this.retire(entry, wanted);
+    // After boot, traffic runs: the new model threads start one at a time beside the serving ones.
+    await this.reconciler.reconcile(entry, { staggeredStart: this.booted });
     entry.changedAt = undefined;
     if (entry.gone) this.entries.delete(name);
-  }
-
-  /** The pinned version if it can serve, else the newest version that can. */
-  private async pickStable(entry: SceneEntry): Promise<LoadedVersion | undefined> {
-    const pinned = entry.policy.stable;
-    if (pinned !== undefined) {
-      const load = await this.ensure(entry, pinned);
-      if (load) return load;
-      this.logger.warn(
-        `scene ${entry.name}: pinned version ${pinned} cannot serve; the newest valid one does`,
-      );
-    }
-    for (const folder of entry.folders) {
-      const load = await this.ensure(entry, folder.version);
-      if (load) return load;
-    }
-    return undefined;
-  }
-
-  /**
-   * A valid load of `version` as its folder is now, loading it if needed; else the load that
-   * serves already (its folder changed into something incomplete, invalid or still changing);
-   * undefined if the folder is gone or none is valid.
-   */
-  private async ensure(entry: SceneEntry, version: string): Promise<LoadedVersion | undefined> {
-    const folder = entry.folder(version);
-    if (!folder) return undefined;
-    const current = entry.usable(version);
-    if (!folder.complete || current?.fingerprint === folder.fingerprint) return current;
-    if (entry.failures.get(version)?.fingerprint === folder.fingerprint) return current;
-    // After boot, traffic runs: the new model threads start one at a time beside the serving ones.
-    const loaded = await this.loader.load(entry, folder, { staggeredStart: this.booted });
-    return loaded ?? current;
-  }
-
-  /** Makes `stable` the version requests get, in one assignment. */
-  private promote(entry: SceneEntry, stable: LoadedVersion | undefined): void {
-    const previous = entry.stable;
-    if (previous === stable) return;
-    entry.stable = stable;
-    const was = previous ? ` (was ${previous.version})` : '';
-    if (!stable) {
-      this.logger.warn(`scene ${entry.name} serves nothing: no valid version${was}`);
-      return;
-    }
-    stable.state = 'serving';
-    stable.servingSince = Date.now();
-    this.logger.log(`scene ${entry.name} serves ${stable.version}${was}`);
-    if (previous && entry.changedAt !== undefined)
-      this.metrics.swapMs.observe({ scene: entry.name }, Date.now() - entry.changedAt);
-  }
-
-  /** Every valid load not wanted drains, then releases its models once idle. */
-  private retire(entry: SceneEntry, wanted: ReadonlySet<LoadedVersion | undefined>): void {
-    for (const load of entry.loads) {
-      if (wanted.has(load) || !load.usable) continue;
-      load.state = 'draining';
-      const since = Date.now();
-      this.logger.log(
-        `bundle ${entry.name}/${load.version}: draining (${load.inFlight} request(s) in flight)`,
-      );
-      void load.whenIdle().then(async () => {
-        await this.loader.release(load.scene);
-        const index = entry.loads.indexOf(load);
-        if (index >= 0) entry.loads.splice(index, 1);
-        this.metrics.drainMs.observe({ scene: entry.name }, Date.now() - since);
-        this.logger.log(`bundle ${entry.name}/${load.version}: drained, models released`);
-        if (entry.gone && this.entries.get(entry.name) === entry) this.entries.delete(entry.name);
-      });
-    }
   }
 
   private notServing(scene: string, entry: SceneEntry | undefined, version?: string): Error {

@@ -5,25 +5,22 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import {
-  exponentialBackoffMs,
-  SceneNotFoundError,
-  ThrottledWarnings,
-  WakeableSleeps,
-} from '@app/common';
+import { SceneNotFoundError, ThrottledWarnings } from '@app/common';
 import { join, resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
-import { CanaryGuard, GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
+import { GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
 import { RolloutMetrics } from '../rollout/rollout.metrics';
 import { ShadowMetrics, ShadowSummary } from '../rollout/shadow.metrics';
-import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
-import { TrafficConflictError, TrafficInvalidError } from '../rollout/traffic-errors';
-import { loadTrafficFile, TrafficFile } from '../rollout/traffic-file';
-import { TrafficChoice, TrafficPlan } from '../rollout/traffic-plan';
+import { withoutCanary } from '../rollout/traffic-config';
+import { TrafficInvalidError } from '../rollout/traffic-errors';
+import { loadTrafficFile } from '../rollout/traffic-file';
+import { TrafficChoice } from '../rollout/traffic-plan';
 import { resolveTraffic, TrafficResolution } from '../rollout/traffic-resolution';
 import { TrafficOverride, TrafficStore } from '../rollout/traffic-store';
+import { RollbackWriter } from './rollback-writer';
 import { SceneRegistry } from './scene-registry';
 import { VersionListing } from './scene-listing';
+import { SceneRollout, sameConfig } from './scene-rollout';
 
 /** What the admin API shows of a scene's rollout. */
 export interface SceneTraffic {
@@ -45,37 +42,22 @@ export interface TrafficChangeOptions {
   expectedRevision?: number;
 }
 
-interface SceneRollout {
-  resolution?: TrafficResolution;
-  plan?: TrafficPlan;
-  file?: TrafficFile;
-  guard?: CanaryGuard;
-  guardKey?: string;
-  policyKey?: string;
-  /** A canary this replica's guard rolled back, not chosen while the traffic is still at `revision`. */
-  suppressed?: { version: string; revision: number };
-  /** Traffic work on the scene runs one at a time. */
-  tail: Promise<void>;
-}
-
-const ROLLBACK_ATTEMPTS = 20;
-
 /**
  * The rollout of every scene, wired to the scene registry: after each scan it reads the scene's
  * traffic.yaml and its run-time override (TrafficStore) again, resolves the config in force
  * (resolveTraffic), turns it into a TrafficPlan and asks the registry to pin its stable version
  * and keep the others (canary, arms, shadow) loaded. The rank path asks it which version serves a
- * user and reports each canary and stable outcome to the canary's guard. A rollback stops the
- * canary on this replica at once and is stored as an override (`by: guardrail`), which reaches
- * the other replicas through the registry's notices and their polls.
+ * user and reports each canary and stable outcome to the canary's guard (SceneRollout). A
+ * rollback stops the canary on this replica at once and is stored as an override
+ * (`by: guardrail`, RollbackWriter), which reaches the other replicas through the registry's
+ * notices and their polls.
  */
 @Injectable()
 export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(SceneTrafficControl.name);
   private readonly warnings = new ThrottledWarnings(this.logger);
   private readonly scenes = new Map<string, SceneRollout>();
-  /** Backoffs of rollback writes, ended at shutdown. */
-  private readonly sleeps = new WakeableSleeps();
+  private readonly rollbacks: RollbackWriter;
   private readonly root: string;
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -88,6 +70,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     config: PipelineConfig,
   ) {
     this.root = resolve(config.BUNDLES_DIR);
+    this.rollbacks = new RollbackWriter(metrics);
   }
 
   onApplicationBootstrap(): void {
@@ -100,9 +83,9 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
 
   onApplicationShutdown(): void {
     this.closed = true;
-    this.sleeps.wakeAll();
+    this.rollbacks.close();
     this.unsubscribe?.();
-    for (const state of this.scenes.values()) if (state.guard) this.metrics.unwatch(state.guard);
+    for (const state of this.scenes.values()) state.close();
   }
 
   /** The version that serves `userId` and its arm; undefined while the scene has no plan yet. */
@@ -195,7 +178,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     if (this.closed) return;
     const listing = this.registry.describe(scene);
     if (!listing) {
-      if (state.guard) this.metrics.unwatch(state.guard);
+      state.close();
       this.scenes.delete(scene);
       return;
     }
@@ -224,12 +207,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     state.file = file;
     // Without traffic.yaml or an override the registry's own rule serves (the newest valid
     // version, swapped as soon as it is loaded): no plan, nothing pinned.
-    const byDefault = resolution.source === 'default';
-    const plan = byDefault
-      ? undefined
-      : state.plan && sameConfig(state.resolution?.config, resolution.config) && !state.suppressed
-        ? state.plan
-        : new TrafficPlan(resolution.config);
+    const plan = state.planFor(resolution);
     const policy = plan
       ? { stable: resolution.config.stable, keep: [...plan.versions()].sort() }
       : {};
@@ -239,75 +217,17 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       // The new versions load before the plan may choose them; the old plan serves meanwhile.
       await this.registry.setPolicy(scene, policy);
     }
-    if (state.suppressed && state.suppressed.revision !== resolution.revision)
-      state.suppressed = undefined;
-    state.resolution = resolution;
-    state.plan =
-      plan && state.suppressed?.version === resolution.config.canary?.version
-        ? new TrafficPlan(withoutCanary(resolution.config))
-        : plan;
-    this.guard(scene, state, resolution.config);
+    state.take(resolution, plan);
   }
 
-  /** A new guard for a new canary; the last one stays visible once it has rolled back. */
-  private guard(scene: string, state: SceneRollout, config: TrafficConfig): void {
-    const canary = state.suppressed ? undefined : config.canary;
-    const key = canary && JSON.stringify([config.stable, canary]);
-    if (key === state.guardKey) return;
-    if (!canary && state.guard?.state === 'rolled_back') {
-      state.guardKey = undefined;
-      return;
-    }
-    if (state.guard) this.metrics.unwatch(state.guard);
-    state.guardKey = key;
-    state.guard = undefined;
-    if (!canary) return;
-    state.guard = new CanaryGuard({
-      scene,
-      stableVersion: config.stable,
-      canary,
-      metrics: this.metrics,
-      onRollback: (decision) => this.rolledBack(state, decision),
-    });
-    this.metrics.watch(state.guard);
-  }
-
-  /** Runs on the request path: stops the canary here at once, then stores the rollback. */
-  private rolledBack(state: SceneRollout, decision: RollbackDecision): void {
-    const resolution = state.resolution!;
-    state.suppressed = { version: decision.version, revision: resolution.revision };
-    state.plan = new TrafficPlan(withoutCanary(resolution.config));
-    void this.storeRollback(decision);
-  }
-
-  /** Writes the rollback as an override, retrying on conflicts and while the store is down. */
-  private async storeRollback(decision: RollbackDecision): Promise<void> {
+  /** Stores a rollback this replica's guard decided (the canary is already off here). */
+  private storeRollback(decision: RollbackDecision): void {
     const { scene } = decision;
-    for (let attempt = 0; attempt < ROLLBACK_ATTEMPTS && !this.closed; attempt++) {
-      const state = this.scenes.get(scene);
-      const config = state?.resolution?.config;
-      if (!state || config?.canary?.version !== decision.version) return;
-      try {
-        await this.set(scene, withoutCanary(config), {
-          by: 'guardrail',
-          reason: `canary ${decision.version} rolled back: ${decision.reason}`,
-          expectedRevision: state.resolution!.revision,
-        });
-        this.metrics.rollbackWrites.inc({ scene, result: 'written' });
-        return;
-      } catch (error) {
-        const conflict = error instanceof TrafficConflictError;
-        this.metrics.rollbackWrites.inc({ scene, result: conflict ? 'conflict' : 'failed' });
-        this.logger.warn(
-          `scene ${scene}: rollback of canary ${decision.version} not stored yet (${(error as Error).message}); retrying`,
-        );
-        if (conflict) await this.refresh(scene);
-        else await this.sleeps.sleep(exponentialBackoffMs(attempt));
-      }
-    }
-    this.logger.error(
-      `scene ${scene}: rollback of canary ${decision.version} could not be stored; this replica keeps it off, others follow their own guards`,
-    );
+    void this.rollbacks.write(decision, {
+      inForce: () => this.scenes.get(scene)?.resolution,
+      write: (config, change) => this.set(scene, config, change),
+      refresh: () => this.refresh(scene),
+    });
   }
 
   private report(
@@ -343,12 +263,9 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
   private stateOf(scene: string): SceneRollout {
     let state = this.scenes.get(scene);
     if (!state) {
-      state = { tail: Promise.resolve() };
+      state = new SceneRollout(scene, this.metrics, (decision) => this.storeRollback(decision));
       this.scenes.set(scene, state);
     }
     return state;
   }
 }
-
-const sameConfig = (a: TrafficConfig | undefined, b: TrafficConfig) =>
-  a !== undefined && JSON.stringify(a) === JSON.stringify(b);

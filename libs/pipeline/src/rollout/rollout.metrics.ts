@@ -16,7 +16,7 @@ export class RolloutMetrics {
   readonly rollbacks: Counter<(typeof CANARY)[number] | 'limit'>;
   /** Requests the plan gave a version that could not serve, served by stable instead. */
   readonly fallbacks: Counter<'scene' | 'version' | 'arm'>;
-  /** Rollback overrides written to the TrafficStore, per result (written, conflict, failed). */
+  /** Tries to write a rollback override to the TrafficStore, per result (written, conflict, failed, refused). */
   readonly rollbackWrites: Counter<'scene' | 'result'>;
   private readonly guards = new Set<CanaryGuard>();
 
@@ -36,7 +36,7 @@ export class RolloutMetrics {
     });
     this.rollbackWrites = new Counter({
       name: 'ranker_rollout_rollback_writes_total',
-      help: 'Attempts to store a guardrail rollback as a traffic override, per result (written, conflict, failed)',
+      help: 'Attempts to store a guardrail rollback as a traffic override, per result (written, conflict, failed, refused)',
       labelNames: ['scene', 'result'],
       registers,
     });

@@ -163,6 +163,13 @@ describe('readTrafficConfig', () => {
         (r: Raw) => Object.defineProperty(r, '__proto__', { value: {}, enumerable: true }),
         '__proto__',
       ],
+      // Found by the admin API fuzz: the empty key vanished from the path ('' and 'canary.').
+      ['the root, the empty key', (r: Raw) => ((r as Record<string, unknown>)[''] = 1), '[""]'],
+      [
+        'canary, the empty key',
+        (r: Raw) => ((r.canary as Record<string, unknown>)[''] = 1),
+        'canary[""]',
+      ],
     ])('an unknown key in %s', (_, mutate, path) => {
       const errors = errorsOf(mutate);
       expect(errors).toEqual([

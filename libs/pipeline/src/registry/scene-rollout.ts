@@ -1,0 +1,95 @@
+import { CanaryGuard, RollbackDecision } from '../rollout/canary-guard';
+import { RolloutMetrics } from '../rollout/rollout.metrics';
+import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
+import { TrafficFile } from '../rollout/traffic-file';
+import { TrafficPlan } from '../rollout/traffic-plan';
+import { TrafficResolution } from '../rollout/traffic-resolution';
+
+/**
+ * One scene's rollout on this replica: the traffic resolution in force, the plan that chooses
+ * versions from it, the canary's guard, and a canary this replica's guard rolled back, kept off
+ * until the traffic moves past the revision it was decided at. SceneTrafficControl reads the
+ * sources (traffic.yaml, the override) and hands each new resolution to `take`.
+ */
+export class SceneRollout {
+  resolution?: TrafficResolution;
+  plan?: TrafficPlan;
+  file?: TrafficFile;
+  guard?: CanaryGuard;
+  /** The VersionPolicy last asked of the registry, as JSON. */
+  policyKey?: string;
+  /** Traffic work on the scene runs one at a time. */
+  tail: Promise<void> = Promise.resolve();
+  private guardKey?: string;
+  /** A canary this replica's guard rolled back, not chosen while the traffic is still at `revision`. */
+  private suppressed?: { version: string; revision: number };
+
+  constructor(
+    readonly scene: string,
+    private readonly metrics: RolloutMetrics,
+    /** Called on the request path once the canary is off here: stores the rollback. */
+    private readonly onRollback: (decision: RollbackDecision) => void,
+  ) {}
+
+  /**
+   * The plan `resolution` needs: none when the default rules (the registry's newest valid version
+   * serves, nothing pinned), the plan in force when the config did not change, else a new one.
+   */
+  planFor(resolution: TrafficResolution): TrafficPlan | undefined {
+    if (resolution.source === 'default') return undefined;
+    return this.plan && sameConfig(this.resolution?.config, resolution.config) && !this.suppressed
+      ? this.plan
+      : new TrafficPlan(resolution.config);
+  }
+
+  /** Puts `resolution` and its plan (planFor) in force, without a canary rolled back here. */
+  take(resolution: TrafficResolution, plan: TrafficPlan | undefined): void {
+    if (this.suppressed && this.suppressed.revision !== resolution.revision)
+      this.suppressed = undefined;
+    this.resolution = resolution;
+    this.plan =
+      plan && this.suppressed?.version === resolution.config.canary?.version
+        ? new TrafficPlan(withoutCanary(resolution.config))
+        : plan;
+    this.watchCanary(resolution.config);
+  }
+
+  /** Stops the guard's metrics (the scene is gone, or the app stops). */
+  close(): void {
+    if (this.guard) this.metrics.unwatch(this.guard);
+  }
+
+  /** A new guard for a new canary; the last one stays visible once it has rolled back. */
+  private watchCanary(config: TrafficConfig): void {
+    const canary = this.suppressed ? undefined : config.canary;
+    const key = canary && JSON.stringify([config.stable, canary]);
+    if (key === this.guardKey) return;
+    if (!canary && this.guard?.state === 'rolled_back') {
+      this.guardKey = undefined;
+      return;
+    }
+    if (this.guard) this.metrics.unwatch(this.guard);
+    this.guardKey = key;
+    this.guard = undefined;
+    if (!canary) return;
+    this.guard = new CanaryGuard({
+      scene: this.scene,
+      stableVersion: config.stable,
+      canary,
+      metrics: this.metrics,
+      onRollback: (decision) => this.rolledBack(decision),
+    });
+    this.metrics.watch(this.guard);
+  }
+
+  /** Runs on the request path: stops the canary here at once, then has the rollback stored. */
+  private rolledBack(decision: RollbackDecision): void {
+    const resolution = this.resolution!;
+    this.suppressed = { version: decision.version, revision: resolution.revision };
+    this.plan = new TrafficPlan(withoutCanary(resolution.config));
+    this.onRollback(decision);
+  }
+}
+
+export const sameConfig = (a: TrafficConfig | undefined, b: TrafficConfig) =>
+  a !== undefined && JSON.stringify(a) === JSON.stringify(b);
