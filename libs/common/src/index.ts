@@ -20,3 +20,4 @@ export * from './kafka/concurrent-batch-handler';
 export * from './async/succeed-once';
 export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';
+export * from './async/loop-turns';
