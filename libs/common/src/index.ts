@@ -20,4 +20,3 @@ export * from './kafka/concurrent-batch-handler';
 export * from './async/succeed-once';
 export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';
-export * from './async/loop-turns';

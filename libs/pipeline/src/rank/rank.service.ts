@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { countNonFinite, DeadlineExceededError, LoopTurns, ThrottledWarnings } from '@app/common';
+import { countNonFinite, DeadlineExceededError, ThrottledWarnings } from '@app/common';
 import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
@@ -24,8 +24,6 @@ const SHADOW_DEFAULT_TIMEOUT_MS = 5000;
 @Injectable()
 export class RankService {
   private readonly warnings = new ThrottledWarnings(new Logger(RankService.name));
-  /** Requests scored by one batch go on one per loop turn (see LoopTurns). */
-  private readonly turns = new LoopTurns();
 
   constructor(
     private readonly registry: SceneRegistry,
@@ -118,7 +116,6 @@ export class RankService {
       }),
     };
     const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
-    await this.turns.next();
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
     const result: RankResult = {
       ...labels,
