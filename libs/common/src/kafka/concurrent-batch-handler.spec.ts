@@ -143,7 +143,9 @@ describe('ConcurrentBatchHandler', () => {
     await flush();
     spec.jobs.get('1')!.answer();
     spec.jobs.get('0')!.fail(new Error('overloaded'));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The retry comes after a 1 ms backoff; a loaded machine may take longer to run it.
+    for (let waited = 0; spec.jobs.get('0')!.runs < 2 && waited < 5000; waited += 5)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     expect(spec.resolved).toEqual([]);
     expect(spec.jobs.get('0')!.runs).toBe(2);
     spec.jobs.get('0')!.answer();
