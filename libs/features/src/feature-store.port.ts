@@ -34,4 +34,13 @@ export abstract class FeatureStore {
     itemIds: readonly string[],
     options?: FetchOptions,
   ): Promise<FeatureFetch>;
+
+  /**
+   * Item rows this process holds now (the Redis store's item cache, every row of the in-memory
+   * store), by id, without a round trip: what a new bundle version computes its item side from
+   * before it serves. Rows come as `fetch` returns them (the same objects).
+   */
+  heldItems(): Iterable<[string, FeatureRow]> {
+    return [];
+  }
 }

@@ -20,6 +20,10 @@ export class InMemoryFeatureStore extends FeatureStore {
     return { users: this.users.size, items: this.items.size };
   }
 
+  override heldItems(): Iterable<[string, FeatureRow]> {
+    return this.items.entries();
+  }
+
   async fetch(userId: string, itemIds: readonly string[]): Promise<FeatureFetch> {
     return {
       user: await this.getUser(userId),

@@ -95,6 +95,11 @@ export class ItemCache {
     return this.clock.now();
   }
 
+  /** The rows cached now (not those cached as absent), without touching their recency. */
+  *heldRows(): Iterable<[string, FeatureRow]> {
+    for (const [id, item] of this.rows.entries()) if (item.row !== undefined) yield [id, item.row];
+  }
+
   get(id: string): CachedItem | undefined {
     return this.rows.get(id) ?? this.absent?.get(id);
   }

@@ -33,6 +33,10 @@ export class RedisFeatureStore extends FeatureStore {
     super();
   }
 
+  override heldItems(): Iterable<[string, FeatureRow]> {
+    return this.cache.heldRows();
+  }
+
   async fetch(
     userId: string,
     itemIds: readonly string[],

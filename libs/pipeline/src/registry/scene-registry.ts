@@ -1,5 +1,12 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
 import { SceneNotFoundError, SceneNotReadyError } from '@app/common';
+import { FeatureStore } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
@@ -74,6 +81,8 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
     engine: ScoringEngine,
     config: PipelineConfig,
     private readonly metrics: RegistryMetrics,
+    /** Where a new version's item side is warmed from; none, no warm-up (unit specs). */
+    @Optional() store?: FeatureStore,
   ) {
     this.root = resolve(config.BUNDLES_DIR);
     this.loader = new VersionLoader(
@@ -82,6 +91,7 @@ export class SceneRegistry implements OnApplicationBootstrap, OnApplicationShutd
       config.bundleLimits,
       metrics,
       config.RANK_MAX_CANDIDATES,
+      () => store?.heldItems() ?? [],
     );
     this.reconciler = new SceneReconciler(this.loader, metrics, (entry) => {
       if (entry.gone && this.entries.get(entry.name) === entry) this.entries.delete(entry.name);

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { BundleInvalidError } from '@app/common';
+import { FeatureRow } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { BundleLimits } from '../scene/bundle-files';
 import { dryRunFrame } from '../scene/dry-run-frame';
@@ -13,6 +14,8 @@ import { readVersionFolder, VersionFolder } from './version-folders';
 
 /** Synthetic requests a new version scores before it may serve, so its first real ones are warm. */
 const WARM_UP = { requests: 3, rows: 256 };
+/** Most item rows a new version computes its item side from before it serves (hottest first). */
+export const WARM_ITEMS_MAX = 20_000;
 
 /**
  * Loads one version folder of a scene: the whole gate (loadBundle), a warm-up, then a second look
@@ -29,6 +32,8 @@ export class VersionLoader {
     private readonly metrics: RegistryMetrics,
     /** RANK_MAX_CANDIDATES: a model queue smaller than this is worth a warning. */
     private readonly maxCandidates: number,
+    /** The item rows the feature store holds (FeatureStore.heldItems): the item side's warm-up. */
+    private readonly heldItems: () => Iterable<[string, FeatureRow]> = () => [],
   ) {}
 
   /** The valid, warm load; undefined if it failed or its files changed meanwhile. */
@@ -61,6 +66,7 @@ export class VersionLoader {
       load.state = 'warming';
       for (let i = 0; i < WARM_UP.requests; i++)
         await scoreScene(scene, this.engine, dryRunFrame(scene, WARM_UP.rows));
+      await this.warmItems(label, scene);
     } catch (error) {
       failure = error;
     }
@@ -110,6 +116,24 @@ export class VersionLoader {
         }),
       ),
     );
+  }
+
+  /**
+   * Computes the new version's item side from the rows the feature store holds, a chunk per
+   * event-loop turn, so the first requests after the swap do not compute thousands of items on
+   * the serving thread at once (each version keeps its own: its columns may differ).
+   */
+  private async warmItems(label: string, scene: Scene): Promise<void> {
+    const started = performance.now();
+    const rows: [string, FeatureRow][] = [];
+    for (const held of this.heldItems()) {
+      if (rows.length === WARM_ITEMS_MAX) break;
+      rows.push(held);
+    }
+    if (rows.length === 0) return;
+    const kept = await scene.items.warm(rows);
+    const ms = Math.round(performance.now() - started);
+    this.logger.log(`${label}: item side warm, ${kept} of ${rows.length} held items in ${ms} ms`);
   }
 
   /**

@@ -95,7 +95,7 @@ export async function loadBundle(
     }));
     const fusion = compileFusion(spec.fusion);
     const fusionInputs = resolveFusionInputs(models, fusion.variables);
-    const scene: Scene = { spec, dir, models, fusion, fusionInputs };
+    const scene: Scene = { spec, dir, models, fusion, fusionInputs, items };
     await dryRun(scene, engine);
     if (golden) await checkGolden(scene, engine, files);
     return scene;

@@ -1,5 +1,6 @@
 import { BundleSpec } from '../bundle/bundle-definition';
 import { CompiledFusion } from '../fusion/fusion-compiler';
+import { ItemRowCache } from '../transforms/item-row-cache';
 import { TensorBuilder } from '../transforms/tensor-builder';
 
 export interface SceneModel {
@@ -27,4 +28,6 @@ export interface Scene {
   readonly fusion: CompiledFusion;
   /** One per `fusion.variables`, in its order. */
   readonly fusionInputs: readonly FusionInput[];
+  /** The item side its models share (see ItemRowCache). */
+  readonly items: ItemRowCache;
 }

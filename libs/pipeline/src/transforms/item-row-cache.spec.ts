@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { FeatureRow } from '@app/features';
 import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
 import { FeatureFrame } from './feature-frame';
 import { FeatureValues } from './feature-values';
@@ -82,6 +83,26 @@ describe('ItemRowCache', () => {
       [1, 1],
     ]);
     expect(built(builder, frameOf(rows))).toEqual(rows.map((r) => [r.price, r.rating]));
+  });
+
+  it('warms rows ahead of requests, leaving a row with an unusable value for a request to report', async () => {
+    const items = new ItemRowCache();
+    const builder = new TensorBuilder(inputs, values, items);
+    const rows = rowsOf(600);
+    const odd = { price: 'abc', rating: 4 } as unknown as Row;
+    const held: [string, FeatureRow][] = [...rows, odd].map((row, i) => [`item-${i}`, row]);
+    expect(await items.warm(held, 100)).toBe(600);
+    // Warmed rows are kept: computing them again would call onBadValue for none, so count calls
+    // through the one row left out.
+    const reported: number[] = [];
+    const frame = {
+      ...frameOf([...rows, odd]),
+      onBadValue: (_s: unknown, _l: unknown, row: number) => reported.push(row),
+    };
+    expect(built(builder, frame)).toEqual([...rows.map((r) => [r.price, r.rating]), [-1, 4]]);
+    expect(reported).toEqual([600]);
+    // Warming again keeps nothing new.
+    expect(await items.warm(held, 100)).toBe(0);
   });
 
   it('reuses the arena slots of collected rows instead of growing', async () => {

@@ -131,6 +131,48 @@ export class ItemRowCache {
     return { at, source, keys: this.keyReaders.map((_, slot) => distinctKeys(keyed, slot)) };
   }
 
+  /**
+   * Computes and keeps `rows` (stored rows by id) ahead of requests, `chunk` rows per event-loop
+   * turn: a version about to serve then finds the items it will be asked for already computed,
+   * instead of computing thousands in its first requests. A row with a value unusable as its
+   * declared type is left for a request to compute, which reports it with its requestId.
+   * Resolves with the rows kept.
+   */
+  async warm(rows: readonly [string, FeatureRow][], chunk = 256): Promise<number> {
+    if (this.columns.length === 0 && this.keyReaders.length === 0) return 0;
+    if (this.width !== this.columns.length) this.reset();
+    let bad = false;
+    let kept = 0;
+    const scratch = new Float64Array(this.width);
+    for (let from = 0; from < rows.length; from += chunk) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      const part = rows.slice(from, from + chunk);
+      const frame: FeatureFrame = {
+        userId: '',
+        userRequest: undefined,
+        userStored: undefined,
+        context: undefined,
+        itemIds: part.map(([id]) => id),
+        itemRequest: [],
+        itemStored: part.map(([, row]) => row),
+        onBadValue: () => (bad = true),
+      };
+      for (let r = 0; r < part.length; r++) {
+        const row = part[r][1];
+        if (this.kept.has(row)) continue;
+        bad = false;
+        const keys = this.computeInto(scratch, 0, frame, r);
+        if (bad) continue;
+        const at = this.slot();
+        this.arena.set(scratch, at);
+        this.kept.set(row, { id: part[r][0], at, keys });
+        this.released.register(row, { generation: this.generation, at });
+        kept++;
+      }
+    }
+    return kept;
+  }
+
   /** Computes and keeps a stored row; undefined when this row object holds another id's values. */
   private keep(stored: FeatureRow, frame: FeatureFrame, row: number): KeptRow | undefined {
     if (this.kept.has(stored)) return undefined;
