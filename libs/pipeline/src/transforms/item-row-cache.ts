@@ -141,7 +141,7 @@ export class ItemRowCache {
   async warm(rows: readonly [string, FeatureRow][], chunk = 256): Promise<number> {
     if (this.columns.length === 0 && this.keyReaders.length === 0) return 0;
     if (this.width !== this.columns.length) this.reset();
-    let bad = false;
+    const found = { bad: false };
     let kept = 0;
     const scratch = new Float64Array(this.width);
     for (let from = 0; from < rows.length; from += chunk) {
@@ -155,14 +155,14 @@ export class ItemRowCache {
         itemIds: part.map(([id]) => id),
         itemRequest: [],
         itemStored: part.map(([, row]) => row),
-        onBadValue: () => (bad = true),
+        onBadValue: () => (found.bad = true),
       };
       for (let r = 0; r < part.length; r++) {
         const row = part[r][1];
         if (this.kept.has(row)) continue;
-        bad = false;
+        found.bad = false;
         const keys = this.computeInto(scratch, 0, frame, r);
-        if (bad) continue;
+        if (found.bad) continue;
         const at = this.slot();
         this.arena.set(scratch, at);
         this.kept.set(row, { id: part[r][0], at, keys });
