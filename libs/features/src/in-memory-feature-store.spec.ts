@@ -9,6 +9,13 @@ describe('InMemoryFeatureStore', () => {
     { entity: 'item', id: 'u1', fields: { price: 99 } },
   ]);
 
+  it('holds every item row, the same objects a fetch returns (what a new version warms from)', async () => {
+    const held = [...store.heldItems()];
+    expect(held.map(([id]) => id)).toEqual(['i1', 'i2', 'i3', 'u1']);
+    const fetched = await store.fetch('u1', ['i2']);
+    expect(fetched.items[0]).toBe(held[1][1]);
+  });
+
   it('returns items in the order of the ids asked for', async () => {
     expect(await store.getItems(['i3', 'i1', 'i2'])).toEqual([
       { price: 3 },

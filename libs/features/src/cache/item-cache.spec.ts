@@ -19,6 +19,34 @@ const item = (ts: number, row: CachedItem['row'] | null = { ts }, bytes = 10): C
 });
 
 describe('ItemCache', () => {
+  describe('heldRows (what a new bundle version warms its item side from)', () => {
+    it('lists the rows cached, most recent first, without absent ids, stale rows or a change of recency', () => {
+      // lru-cache reads a start time of 0 as none: the clock starts at 1.
+      let now = 1;
+      const cache = new ItemCache({
+        ...roomy,
+        maxEntries: 3,
+        ttlMs: 1000,
+        clock: { now: () => now },
+      });
+      cache.fill('old', item(1, { v: 'old' }));
+      now = 2001; // 'old' is past its TTL from here on
+      cache.fill('a', item(1, { v: 'a' }));
+      cache.fill('gone', item(1, null));
+      cache.fill('b', item(1, { v: 'b' }));
+      expect(cache.get('a')?.row).toEqual({ v: 'a' });
+      expect([...cache.heldRows()]).toEqual([
+        ['a', { v: 'a' }],
+        ['b', { v: 'b' }],
+      ]);
+      // Listing touched nothing: 'b' is still the least recently used of the live rows.
+      cache.fill('c', item(1));
+      cache.fill('d', item(1));
+      expect(cache.get('b')).toBeUndefined();
+      expect(cache.get('a')).toBeDefined();
+    });
+  });
+
   describe('bounds (LRU)', () => {
     it('evicts the least recently used entry past maxEntries, calling onEvict', () => {
       const onEvict = jest.fn();
