@@ -13,6 +13,17 @@ import { RankerClient } from './ranker-client';
 import { demoRankBody, SteadyTraffic, TrafficReply } from './steady-traffic';
 
 const CALLERS = 256;
+/** Bound on waiting for calls to complete; past it the spec fails on its counts. */
+const COMPLETIONS_WITHIN_MS = 30_000;
+
+/** Resolves once `count` calls started after `since` have been answered (or the bound passed). */
+async function completedAfter(traffic: SteadyTraffic, since: number, count: number): Promise<void> {
+  const until = performance.now() + COMPLETIONS_WITHIN_MS;
+  while (performance.now() < until) {
+    if (traffic.replies.filter((r) => r.startedAt > since).length >= count) return;
+    await sleep(50);
+  }
+}
 
 describe('bundle swap under load (ranker app over HTTP)', () => {
   let root: string;
@@ -35,7 +46,9 @@ describe('bundle swap under load (ranker app over HTTP)', () => {
       await sleep(500);
       await writeVersion(root, 'feed', 'v2');
       there = await traffic.until('v2');
-      await sleep(1000);
+      // Enough calls started and answered on v2 to show it does not flicker: waited for, not a
+      // fixed second (on a loaded machine, 256 callers may each take longer than that).
+      await completedAfter(traffic, there.endedAt, 2 * CALLERS);
       removedAt = performance.now();
       await rm(join(root, 'feed', 'v2'), { recursive: true });
       back = await traffic.until('v1');
