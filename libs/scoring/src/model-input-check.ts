@@ -1,5 +1,5 @@
 import { ModelInputError } from '@app/common';
-import { InputFeeds, ModelMetadata } from './tensor-types';
+import { elementCount, InputFeeds, ModelMetadata } from './tensor-types';
 
 /**
  * Checks feeds against the model's declared inputs before inference, so a mismatch is a typed
@@ -29,7 +29,7 @@ export function checkFeeds(modelId: string, metadata: ModelMetadata, feeds: Inpu
         message: `${feed.dims[0]} rows, input '${rows.input}' has ${rows.count}`,
       });
     } else rows ??= { input: input.name, count: feed.dims[0] };
-    const expected = feed.dims.reduce((a, b) => a * b, 1);
+    const expected = elementCount(feed.dims);
     if (feed.data.length !== expected) {
       problems.push({
         path: input.name,

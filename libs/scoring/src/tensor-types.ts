@@ -10,6 +10,11 @@ export interface InputTensor {
 
 export type InputFeeds = Record<string, InputTensor>;
 
+/** Elements of a tensor of `dims` (1 for a scalar). */
+export function elementCount(dims: readonly number[]): number {
+  return dims.reduce((a, b) => a * b, 1);
+}
+
 /** Model outputs by name, each flattened to rows x width float32. */
 export type OutputTensors = Record<string, { data: Float32Array; dims: readonly number[] }>;
 

@@ -1,5 +1,5 @@
 import { BatchingOptions } from '../model-options';
-import { InputFeeds } from '../tensor-types';
+import { elementCount, InputFeeds } from '../tensor-types';
 import { BatchPool, BatchResult } from '../worker/batch-pool';
 import { WireTensor } from '../worker/worker-protocol';
 
@@ -103,7 +103,7 @@ function identity(feeds: Record<string, WireTensor>): Record<string, WireTensor>
   for (const [name, { buffer, dims }] of Object.entries(feeds))
     outputs[name] = {
       dtype: 'float32',
-      buffer: buffer.slice(0, elements(dims) * 4),
+      buffer: buffer.slice(0, elementCount(dims) * 4),
       dims: [...dims],
     };
   return outputs;
@@ -119,7 +119,7 @@ export function numberedFeeds(rows: number, from = 0): InputFeeds {
 /** The rows a batch carries, by their numbers. */
 export function batchRows(batch: FakeBatch): number[] {
   const { buffer, dims } = batch.feeds.x;
-  return Array.from(new Float32Array(buffer, 0, elements(dims)));
+  return Array.from(new Float32Array(buffer, 0, elementCount(dims)));
 }
 
 /** Lets promise callbacks (batch results, rejections) run. */
@@ -140,8 +140,4 @@ export function specBatching(overrides: Partial<BatchingOptions> = {}): Batching
     maxQueueRows: 100_000,
     ...overrides,
   };
-}
-
-function elements(dims: readonly number[]): number {
-  return dims.reduce((a, b) => a * b, 1);
 }

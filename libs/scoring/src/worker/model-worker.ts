@@ -8,7 +8,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { readModelMetadata } from '../onnx-metadata';
-import { ModelMetadata } from '../tensor-types';
+import { elementCount, ModelMetadata } from '../tensor-types';
 import { FromWorker, ToWorker, WireTensor, WorkerInit } from './worker-protocol';
 
 const init = workerData as WorkerInit;
@@ -57,7 +57,7 @@ function zeroFeeds(metadata: ModelMetadata, rows: number): Record<string, Tensor
     const dims = input.shape.map((d, i) =>
       typeof d === 'number' && d >= 0 ? d : i === 0 ? rows : 1,
     );
-    const size = dims.reduce((a, b) => a * b, 1);
+    const size = elementCount(dims);
     feeds[input.name] =
       input.dtype === 'int64'
         ? new Tensor('int64', new BigInt64Array(size), dims)
@@ -67,7 +67,7 @@ function zeroFeeds(metadata: ModelMetadata, rows: number): Record<string, Tensor
 }
 
 function toTensor(wire: WireTensor): Tensor {
-  const length = wire.dims.reduce((a, b) => a * b, 1);
+  const length = elementCount(wire.dims);
   const data =
     wire.dtype === 'int64'
       ? new BigInt64Array(wire.buffer, 0, length)
