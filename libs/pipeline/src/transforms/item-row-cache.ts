@@ -98,23 +98,21 @@ export class ItemRowCache {
     const at = new Int32Array(n);
     const source = new Array<Float64Array>(n);
     const keyed = new Array<string[]>(n);
-    if (this.columns.length === 0 && this.keyReaders.length === 0) {
+    if (!this.prepared()) {
       source.fill(this.arena);
       return { at, source, keys: [] };
     }
-    // A model registered after rows were kept (never in a loaded scene): start the arena over.
-    if (this.width !== this.columns.length) this.reset();
     const width = this.width;
     // Rows computed for this request alone: counted first, so they share one array.
     let own: Float64Array | undefined;
     let owned = 0;
     for (let r = 0; r < n; r++) {
       const stored: FeatureRow | undefined = frame.itemStored[r];
-      let kept = stored === undefined ? undefined : this.kept.get(stored);
       // Request-supplied features change the values: those rows are computed, never kept.
       if (stored !== undefined && frame.itemRequest[r] === undefined) {
-        if (kept === undefined || kept.id !== frame.itemIds[r]) kept = this.keep(stored, frame, r);
-        if (kept !== undefined) {
+        const kept = this.kept.get(stored) ?? this.keep(stored, frame.itemIds[r], frame, r);
+        // A row object kept under another id is computed for this request alone.
+        if (kept.id === frame.itemIds[r]) {
           at[r] = kept.at;
           keyed[r] = kept.keys;
           continue;
@@ -139,11 +137,9 @@ export class ItemRowCache {
    * Resolves with the rows kept.
    */
   async warm(rows: readonly [string, FeatureRow][], chunk = 256): Promise<number> {
-    if (this.columns.length === 0 && this.keyReaders.length === 0) return 0;
-    if (this.width !== this.columns.length) this.reset();
+    if (!this.prepared()) return 0;
     const found = { bad: false };
     let kept = 0;
-    const scratch = new Float64Array(this.width);
     for (let from = 0; from < rows.length; from += chunk) {
       if (from > 0) await new Promise((resolve) => setImmediate(resolve));
       const part = rows.slice(from, from + chunk);
@@ -161,27 +157,38 @@ export class ItemRowCache {
         const row = part[r][1];
         if (this.kept.has(row)) continue;
         found.bad = false;
-        const keys = this.computeInto(scratch, 0, frame, r);
-        if (found.bad) continue;
-        const at = this.slot();
-        this.arena.set(scratch, at);
-        this.kept.set(row, { id: part[r][0], at, keys });
-        this.released.register(row, { generation: this.generation, at });
-        kept++;
+        const values = this.keep(row, part[r][0], frame, r);
+        if (found.bad) this.forget(row, values);
+        else kept++;
       }
     }
     return kept;
   }
 
-  /** Computes and keeps a stored row; undefined when this row object holds another id's values. */
-  private keep(stored: FeatureRow, frame: FeatureFrame, row: number): KeptRow | undefined {
-    if (this.kept.has(stored)) return undefined;
+  /**
+   * False when the bundle reads nothing of items. A model registered after rows were kept (never
+   * in a loaded scene) starts the arena over.
+   */
+  private prepared(): boolean {
+    if (this.columns.length === 0 && this.keyReaders.length === 0) return false;
+    if (this.width !== this.columns.length) this.reset();
+    return true;
+  }
+
+  /** Computes a stored row of `id` into a slot of the arena and keeps it. */
+  private keep(stored: FeatureRow, id: string, frame: FeatureFrame, row: number): KeptRow {
     const at = this.slot();
-    const keys = this.computeInto(this.arena, at, frame, row);
-    const kept = { id: frame.itemIds[row], at, keys };
+    const kept = { id, at, keys: this.computeInto(this.arena, at, frame, row) };
     this.kept.set(stored, kept);
-    this.released.register(stored, { generation: this.generation, at });
+    this.released.register(stored, { generation: this.generation, at }, kept);
     return kept;
+  }
+
+  /** Undoes `keep` at once: the row is not kept, and its slot is free again. */
+  private forget(stored: FeatureRow, kept: KeptRow): void {
+    this.kept.delete(stored);
+    this.released.unregister(kept);
+    this.freeSlots.push(kept.at);
   }
 
   private computeInto(into: Float64Array, at: number, frame: FeatureFrame, row: number): string[] {
