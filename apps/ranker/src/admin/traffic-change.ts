@@ -1,4 +1,4 @@
-import { ErrorDetail, RequestInvalidError } from '@app/common';
+import { describeDetails, ErrorDetail, RequestInvalidError } from '@app/common';
 
 export interface TrafficChange {
   /** The traffic config: the body without `expectedRevision` and `reason`. */
@@ -61,7 +61,4 @@ export function trafficChange(
 }
 
 const invalid = (details: ErrorDetail[]) =>
-  new RequestInvalidError(
-    `admin traffic call is invalid: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`,
-    details,
-  );
+  new RequestInvalidError(`admin traffic call is invalid: ${describeDetails(details)}`, details);

@@ -8,6 +8,11 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** Details as one line for a message or a log: `path: message; path: message`. */
+export function describeDetails(details: readonly ErrorDetail[]): string {
+  return details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ');
+}
+
 export abstract class RankerError extends Error {
   abstract readonly code: string;
   /** Status the HTTP edge answers with; the Kafka edge uses `status < 500` to mean "caller's fault". */
@@ -67,10 +72,7 @@ export class BundleInvalidError extends RankerError {
     readonly bundleDir: string,
     details: ErrorDetail[],
   ) {
-    super(
-      `bundle ${bundleDir} is invalid: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`,
-      details,
-    );
+    super(`bundle ${bundleDir} is invalid: ${describeDetails(details)}`, details);
   }
 }
 

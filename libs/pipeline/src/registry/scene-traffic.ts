@@ -5,7 +5,7 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { SceneNotFoundError, ThrottledWarnings } from '@app/common';
+import { describeDetails, SceneNotFoundError, ThrottledWarnings } from '@app/common';
 import { join, resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
 import { GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
@@ -238,9 +238,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     const problems = JSON.stringify(after.problems);
     if (problems !== JSON.stringify(before?.problems ?? []) && after.problems.length > 0)
       for (const { source, errors } of after.problems)
-        this.logger.error(
-          `scene ${scene}: traffic ${source} refused: ${errors.map((e) => `${e.path ?? ''}: ${e.message}`).join('; ')}`,
-        );
+        this.logger.error(`scene ${scene}: traffic ${source} refused: ${describeDetails(errors)}`);
     if (!before || !sameConfig(before.config, after.config) || before.source !== after.source)
       this.logger.log(
         `scene ${scene}: traffic from ${after.source} (revision ${after.revision})${after.kept ? ', kept from before' : ''}: ${JSON.stringify(after.config)}`,

@@ -1,4 +1,4 @@
-import { ErrorDetail, RequestInvalidError } from '@app/common';
+import { describeDetails, ErrorDetail, RequestInvalidError } from '@app/common';
 import { isFeatureValue } from '@app/features';
 import { MAX_ID_LENGTH, MAX_TIMEOUT_MS, RankRequest } from './rank-request';
 
@@ -183,8 +183,5 @@ function shown(text: string): string {
 
 /** The first few problems, for the message; `details` has them all. */
 function summary(details: readonly ErrorDetail[]): string {
-  return details
-    .slice(0, 5)
-    .map((d) => `${d.path}: ${d.message}`)
-    .join('; ');
+  return describeDetails(details.slice(0, 5));
 }

@@ -1,4 +1,4 @@
-import { ErrorDetail, RankerError } from '@app/common';
+import { describeDetails, ErrorDetail, RankerError } from '@app/common';
 
 /** A traffic config (traffic.yaml or an override) broke the rules; every problem has its path. */
 export class TrafficInvalidError extends RankerError {
@@ -8,10 +8,7 @@ export class TrafficInvalidError extends RankerError {
     readonly where: string,
     details: ErrorDetail[],
   ) {
-    super(
-      `traffic config ${where} is invalid: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`,
-      details,
-    );
+    super(`traffic config ${where} is invalid: ${describeDetails(details)}`, details);
   }
 }
 

@@ -1,5 +1,6 @@
 import {
   BundleInvalidError,
+  describeDetails,
   ErrorDetail,
   RequestInvalidError,
   RequestTooLargeError,
@@ -91,7 +92,7 @@ function parseCase(line: string): GoldenCase | string {
     validateRankRequest(request, Number.MAX_SAFE_INTEGER);
   } catch (error) {
     if (!(error instanceof RequestInvalidError)) throw error;
-    return error.details.map((d) => `${d.path}: ${d.message}`).join('; ');
+    return describeDetails(error.details);
   }
   const golden = value as GoldenCase;
   const candidates = golden.candidates as GoldenCase['candidates'];
