@@ -4,6 +4,7 @@ import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
 import { TrafficFile } from '../rollout/traffic-file';
 import { TrafficPlan } from '../rollout/traffic-plan';
 import { TrafficResolution } from '../rollout/traffic-resolution';
+import { TrafficOverride } from '../rollout/traffic-store';
 
 /**
  * One scene's rollout on this replica: the traffic resolution in force, the plan that chooses
@@ -13,6 +14,8 @@ import { TrafficResolution } from '../rollout/traffic-resolution';
  */
 export class SceneRollout {
   resolution?: TrafficResolution;
+  /** The override `resolution` was resolved from (as read then); absent when none was set. */
+  override?: TrafficOverride;
   plan?: TrafficPlan;
   file?: TrafficFile;
   guard?: CanaryGuard;
@@ -42,11 +45,19 @@ export class SceneRollout {
       : new TrafficPlan(resolution.config);
   }
 
-  /** Puts `resolution` and its plan (planFor) in force, without a canary rolled back here. */
-  take(resolution: TrafficResolution, plan: TrafficPlan | undefined): void {
+  /**
+   * Puts `resolution` and its plan (planFor) in force, without a canary rolled back here;
+   * `override` is the override it was resolved from, shown with it until the next one.
+   */
+  take(
+    resolution: TrafficResolution,
+    plan: TrafficPlan | undefined,
+    override: TrafficOverride | undefined,
+  ): void {
     if (this.suppressed && this.suppressed.revision !== resolution.revision)
       this.suppressed = undefined;
     this.resolution = resolution;
+    this.override = override;
     this.plan =
       plan && this.suppressed?.version === resolution.config.canary?.version
         ? new TrafficPlan(withoutCanary(resolution.config))

@@ -107,7 +107,9 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
   describe(scene: string): SceneTraffic | undefined {
     const state = this.scenes.get(scene);
     if (!state?.resolution) return undefined;
-    const override = this.store.current(scene)?.override;
+    // The override the traffic in force came from: the store may already hold a newer one that
+    // this replica has not applied yet (its versions still loading), and the two must agree.
+    const { override } = state;
     return {
       scene,
       traffic: state.resolution,
@@ -217,7 +219,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       // The new versions load before the plan may choose them; the old plan serves meanwhile.
       await this.registry.setPolicy(scene, policy);
     }
-    state.take(resolution, plan);
+    state.take(resolution, plan, override?.override);
   }
 
   /** Stores a rollback this replica's guard decided (the canary is already off here). */

@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { PipelineConfig } from '../pipeline.config';
+import { InMemoryTrafficStore } from '../rollout/in-memory-traffic-store';
+import { RolloutMetrics } from '../rollout/rollout.metrics';
+import { ShadowMetrics } from '../rollout/shadow.metrics';
+import { SceneListing } from './scene-listing';
+import { SceneRegistry } from './scene-registry';
+import { SceneTrafficControl } from './scene-traffic';
+
+describe('SceneTrafficControl', () => {
+  let root: string;
+  beforeEach(() => (root = mkdtempSync(join(tmpdir(), 'scene-traffic-'))));
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  /** The registry's side, with setPolicy held until `loaded()` (the new versions loading). */
+  const registryOf = () => {
+    const listing: SceneListing = {
+      scene: 'feed',
+      stable: 'v1',
+      versions: ['v2', 'v1'].map((version) => ({
+        version,
+        state: 'serving',
+        reasons: [],
+        inFlight: 0,
+        dir: join(root, 'feed', version),
+      })),
+    };
+    let loaded = () => {};
+    const gate = new Promise<void>((resolve) => (loaded = resolve));
+    let asked = () => {};
+    const policyAsked = new Promise<void>((resolve) => (asked = resolve));
+    const registry = {
+      onScanned: () => () => {},
+      describe: (scene: string) => (scene === 'feed' ? listing : undefined),
+      setPolicy: () => (asked(), gate),
+      announce: () => {},
+    };
+    return { registry: registry as unknown as SceneRegistry, loaded, policyAsked };
+  };
+
+  it('shows the override the traffic in force came from, not a newer one still being applied', async () => {
+    const { registry, loaded, policyAsked } = registryOf();
+    const store = new InMemoryTrafficStore();
+    const metrics = new Registry();
+    const config = Object.assign(new PipelineConfig(), { BUNDLES_DIR: root });
+    const control = new SceneTrafficControl(
+      registry,
+      store,
+      new RolloutMetrics(metrics),
+      new ShadowMetrics(metrics),
+      config,
+    );
+    await control.refresh('feed');
+    expect(control.describe('feed')).toMatchObject({ traffic: { source: 'default' } });
+    expect(control.describe('feed')!.override).toBeUndefined();
+
+    // Another replica stores a canary; this one reads it and waits for v2 to load.
+    await store.set(
+      'feed',
+      { stable: 'v1', canary: { version: 'v2', percent: 50 } },
+      { versions: ['v1', 'v2'], by: 'admin' },
+    );
+    const applying = control.refresh('feed');
+    await policyAsked;
+    const meanwhile = control.describe('feed')!;
+    expect(meanwhile.traffic.source).toBe('default');
+    expect(meanwhile.override).toBeUndefined();
+    expect(control.choose('feed', 'u1')).toBeUndefined();
+
+    loaded();
+    await applying;
+    const after = control.describe('feed')!;
+    expect(after.traffic).toMatchObject({ source: 'override', revision: 1 });
+    expect(after.override).toMatchObject({ by: 'admin', revision: 1 });
+    control.onApplicationShutdown();
+  });
+});
