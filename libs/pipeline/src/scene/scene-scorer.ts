@@ -1,6 +1,7 @@
 import { RequestTooLargeError } from '@app/common';
 import { OutputTensors, ScoreOptions, ScoringEngine } from '@app/scoring';
 import { FeatureFrame } from '../transforms/feature-frame';
+import { BuiltInputs } from '../transforms/tensor-builder';
 import { FusionInput, Scene, SceneModel } from './scene';
 
 export interface SceneScores {
@@ -28,7 +29,9 @@ export async function scoreScene(
   const rows = frame.itemIds.length;
   checkFits(scene, rows);
   const buffer = (byteLength: number) => engine.tensorBuffer(byteLength);
-  const feeds = scene.models.map((model) => model.tensors.build(frame, buffer));
+  // Every model's inputs are built before any is sent: one equal to another is copied from it.
+  const built: BuiltInputs = new Map();
+  const feeds = scene.models.map((model) => model.tensors.build(frame, buffer, built));
   const scoring = scene.models.map((model, m) => engine.score(model.id, feeds[m], options));
   void Promise.allSettled(scoring).then(() => {
     for (const f of feeds) engine.recycle(f);

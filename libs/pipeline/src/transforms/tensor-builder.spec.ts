@@ -5,7 +5,7 @@ import { fnv1a32 } from './feature-hash';
 import { FeatureValues } from './feature-values';
 import { InputFeeds } from '@app/scoring';
 import { ItemRowCache } from './item-row-cache';
-import { TensorBuilder } from './tensor-builder';
+import { BuiltInputs, TensorBuilder } from './tensor-builder';
 
 const features: BundleSpec['features'] = {
   user: { age: { type: 'number', default: 30 } },
@@ -195,6 +195,33 @@ describe('TensorBuilder', () => {
     expect(built.dense.data).toEqual(fresh.dense.data);
   });
 
+  it('copies an input built for the same scoring instead of reading its features again', () => {
+    const reports: string[] = [];
+    // A user value every build reads again (user columns are computed per build): each read of
+    // it is reported.
+    const bad = (): FeatureFrame => ({
+      ...frame,
+      userRequest: { age: 'old' },
+      onBadValue: (source, layer, row, feature) => reports.push(`${source}.${feature}`),
+    });
+    const items = new ItemRowCache();
+    const first = new TensorBuilder(inputs, values, items);
+    const second = new TensorBuilder([inputs[1]], values, items);
+    const alone = first.build(bad());
+    const byFirst = reports.length;
+    expect(byFirst).toBeGreaterThan(0);
+    reports.length = 0;
+    const built: BuiltInputs = new Map();
+    const frameOfBoth = bad();
+    const a = first.build(frameOfBoth, undefined, built);
+    const b = second.build(frameOfBoth, undefined, built);
+    // The second model's dense input is a copy of the first's: nothing read, nothing reported.
+    expect(reports).toHaveLength(byFirst);
+    expect(b.dense.data).toEqual(a.dense.data);
+    expect(b.dense.data).toEqual(alone.dense.data);
+    expect(b.dense.data.buffer).not.toBe(a.dense.data.buffer);
+  });
+
   it('keeps item-only values with the row object: a changed row is recomputed', () => {
     const builder = new TensorBuilder(inputs, values);
     const stored = { price: 4, category: 'toys' };
@@ -299,6 +326,30 @@ describe('TensorBuilder', () => {
       for (let round = 0; round < 2; round++) {
         expectCells(paths, first.build(many));
         expectCells(other, second.build(many));
+      }
+    });
+
+    it('for two models sharing built inputs: an equal input is copied, another built', () => {
+      const other: ModelInputSpec[] = paths.map((input) => ({
+        ...input,
+        columns: input.columns.map((c) => ('buckets' in c ? { ...c, buckets: c.buckets - 1 } : c)),
+      }));
+      // Same dtype and columns, another name and place: still one signature.
+      const moved: ModelInputSpec[] = [{ ...paths[paths.length - 1], name: 'copied' }, ...other];
+      const equal = paths.filter((input) => !input.columns.some((c) => 'buckets' in c));
+      expect(equal.length).toBeGreaterThan(0);
+      const items = new ItemRowCache();
+      const first = new TensorBuilder(paths, pathValues, items);
+      const second = new TensorBuilder(moved, pathValues, items);
+      for (let round = 0; round < 2; round++) {
+        const built: BuiltInputs = new Map();
+        const a = first.build(many, undefined, built);
+        const b = second.build(many, undefined, built);
+        expectCells(paths, a);
+        expectCells(moved, b);
+        expect(b.copied.data).toEqual(a[paths[paths.length - 1].name].data);
+        expect(b.copied.data.buffer).not.toBe(a[paths[paths.length - 1].name].data.buffer);
+        for (const input of equal) expect(b[input.name].data).toEqual(a[input.name].data);
       }
     });
 

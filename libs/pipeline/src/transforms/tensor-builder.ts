@@ -5,6 +5,12 @@ import { FeatureFrame } from './feature-frame';
 import { FeatureValues } from './feature-values';
 import { ItemRowCache, RequestItems } from './item-row-cache';
 
+/**
+ * Inputs built for one scoring of a frame, by signature: a model's input with the same dtype and
+ * columns as one already built is copied from it (see TensorBuilder.build).
+ */
+export type BuiltInputs = Map<string, Float32Array | Int32Array>;
+
 /** A column by its position in the input, with what its values are made from. */
 interface Placed {
   col: number;
@@ -15,6 +21,8 @@ interface Placed {
 
 interface CompiledInput {
   name: string;
+  /** dtype and columns: inputs of a bundle's models with equal signatures hold equal values. */
+  signature: string;
   dtype: ModelInputSpec['dtype'];
   width: number;
   /** Read only user/context features: one value per request, in every row. */
@@ -36,7 +44,9 @@ interface CompiledInput {
  * What depends on the item alone (item-only column values, and the item strings of user x item
  * crosses and matches) is computed once per item row and kept beside that row object (see
  * ItemRowCache), so a warm item costs a lookup and a few writes, not its hashing again; a cross
- * then only continues the request's user-side hash over the kept string.
+ * then only continues the request's user-side hash over the kept string. An input another model
+ * of the bundle has already built for the request (same dtype and columns: models often share
+ * their dense features) is copied from it, not built again.
  */
 export class TensorBuilder {
   private readonly inputs: CompiledInput[];
@@ -53,6 +63,7 @@ export class TensorBuilder {
     this.inputs = inputs.map((input) => {
       const compiled: CompiledInput = {
         name: input.name,
+        signature: JSON.stringify([input.dtype, input.columns]),
         dtype: input.dtype,
         width: input.columns.length,
         tiled: [],
@@ -81,11 +92,14 @@ export class TensorBuilder {
 
   /**
    * `buffer` gives the memory each input is built in (at least the bytes asked for, of any
-   * content: see ScoringEngine.tensorBuffer); by default, fresh buffers.
+   * content: see ScoringEngine.tensorBuffer); by default, fresh buffers. `built`, shared by the
+   * builds of one scoring of `frame` (each model's, before any is sent), lets an input equal to
+   * one built already be copied from it.
    */
   build(
     frame: FeatureFrame,
     buffer: (byteLength: number) => ArrayBuffer = freshBuffer,
+    built: BuiltInputs = new Map(),
   ): InputFeeds {
     const rows = frame.itemIds.length;
     for (const input of this.inputs) {
@@ -99,17 +113,35 @@ export class TensorBuilder {
       const length = rows * input.width;
       if (input.dtype === 'float32') {
         const data = new Float32Array(buffer(length * 4), 0, length);
-        this.fill(input, frame, items, data, 1);
+        this.fillOrCopy(input, frame, items, built, data, 1);
         feeds[input.name] = { dtype: 'float32', data, dims: [rows, input.width] };
       } else {
         // Ids are non-negative and below 2^31: writing the low words through an Int32Array view
         // is much faster than BigInt per element; the high words are the template row's zeros.
         const data = new BigInt64Array(buffer(length * 8), 0, length);
-        this.fill(input, frame, items, new Int32Array(data.buffer, 0, length * 2), 2);
+        this.fillOrCopy(input, frame, items, built, new Int32Array(data.buffer, 0, length * 2), 2);
         feeds[input.name] = { dtype: 'int64', data, dims: [rows, input.width] };
       }
     }
     return feeds;
+  }
+
+  /** Copies `out` from the same input in `built`, else fills it and adds it there. */
+  private fillOrCopy(
+    input: CompiledInput,
+    frame: FeatureFrame,
+    items: RequestItems,
+    built: BuiltInputs,
+    out: Float32Array | Int32Array,
+    stride: number,
+  ): void {
+    const same = built.get(input.signature);
+    if (same !== undefined) {
+      out.set(same);
+      return;
+    }
+    this.fill(input, frame, items, out, stride);
+    built.set(input.signature, out);
   }
 
   private fill(
