@@ -1,49 +1,30 @@
 import { CoreBudget } from './core-budget';
 
 describe('CoreBudget', () => {
-  it('take() holds a free slot at once', async () => {
+  it('counts the slots acquired and given back', () => {
     const budget = new CoreBudget(2);
-    await budget.take();
+    budget.acquire();
     expect(budget.inUse).toBe(1);
     expect(budget.hasFree).toBe(true);
+    budget.acquire();
+    expect(budget.hasFree).toBe(false);
+    budget.release();
     budget.release();
     expect(budget.inUse).toBe(0);
+    expect(budget.hasFree).toBe(true);
   });
 
-  it('a waiting take() gets the next slot given back, ahead of the pools it would wake', async () => {
+  it('wakes every subscriber after each release, until it unsubscribes', () => {
     const budget = new CoreBudget(1);
-    budget.acquire(); // a pool's busy instance
     const woken: number[] = [];
-    budget.subscribe(() => woken.push(budget.inUse));
-    let held = false;
-    const taking = budget.take().then(() => (held = true));
-    await Promise.resolve();
-    expect(held).toBe(false);
-    budget.release();
-    await taking;
-    // The slot passed straight on: still in use, no pool was told a slot is free.
-    expect(held).toBe(true);
-    expect(budget.inUse).toBe(1);
-    expect(budget.hasFree).toBe(false);
+    const unsubscribe = budget.subscribe(() => woken.push(budget.inUse));
+    budget.acquire();
     expect(woken).toEqual([]);
     budget.release();
-    expect(budget.inUse).toBe(0);
     expect(woken).toEqual([0]);
-  });
-
-  it('serves waiting take() calls first come first served', async () => {
-    const budget = new CoreBudget(1);
-    await budget.take();
-    const order: string[] = [];
-    const a = budget.take().then(() => order.push('a'));
-    const b = budget.take().then(() => order.push('b'));
+    unsubscribe();
+    budget.acquire();
     budget.release();
-    await a;
-    expect(order).toEqual(['a']);
-    budget.release();
-    await b;
-    expect(order).toEqual(['a', 'b']);
-    budget.release();
-    expect(budget.inUse).toBe(0);
+    expect(woken).toEqual([0]);
   });
 });
