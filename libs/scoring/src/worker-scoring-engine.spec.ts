@@ -265,6 +265,18 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(byResult.reused).toBeGreaterThan(byResult.allocated);
     });
 
+    it('hands a request that is a whole batch over in its own buffer, longer than its tensor', async () => {
+      await load('whole', { batching: { maxBatchRows: 1024, maxQueueDelayMicros: 0 } });
+      const feeds = ctrFeeds(700, 33);
+      const built = inEngineBuffers(feeds);
+      expect(built.dense.data.byteLength).toBeLessThan(built.dense.data.buffer.byteLength);
+      const out = await bounded(engine.score('whole', built), 'score');
+      expectClose(out.ctr.data, await raw(feeds));
+      // Sent without a copy: the request's own arrays went to the worker (detached here).
+      for (const feed of Object.values(built)) expect(feed.data.byteLength).toBe(0);
+      engine.recycle(built);
+    });
+
     it('allocates every batch afresh with SCORING_BUFFER_POOL_MB 0, with the same results', async () => {
       const own = new Registry();
       const unpooled = new WorkerScoringEngine(

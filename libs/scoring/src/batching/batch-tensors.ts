@@ -19,11 +19,9 @@ export function assembleFeeds(
   for (const [name, feed] of Object.entries(first.request.feeds)) {
     const width = rowWidth(feed.dims);
     const tail = feed.dims.slice(1);
-    if (
-      whole &&
-      feed.data.byteOffset === 0 &&
-      feed.data.byteLength === feed.data.buffer.byteLength
-    ) {
+    // The worker reads as much of a buffer as `dims` say: an engine buffer longer than the
+    // tensor goes as it is.
+    if (whole && feed.data.byteOffset === 0) {
       feeds[name] = {
         dtype: feed.dtype,
         buffer: feed.data.buffer as ArrayBuffer,
