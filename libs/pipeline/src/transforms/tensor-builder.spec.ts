@@ -315,11 +315,13 @@ describe('TensorBuilder', () => {
       }
     };
 
+    /** The same inputs with other bucket counts: a second model reading the same item side. */
+    const other: ModelInputSpec[] = paths.map((input) => ({
+      ...input,
+      columns: input.columns.map((c) => ('buckets' in c ? { ...c, buckets: c.buckets - 1 } : c)),
+    }));
+
     it('for two models sharing one item side (other bucket counts, same keys)', () => {
-      const other: ModelInputSpec[] = paths.map((input) => ({
-        ...input,
-        columns: input.columns.map((c) => ('buckets' in c ? { ...c, buckets: c.buckets - 1 } : c)),
-      }));
       const items = new ItemRowCache();
       const first = new TensorBuilder(paths, pathValues, items);
       const second = new TensorBuilder(other, pathValues, items);
@@ -330,10 +332,6 @@ describe('TensorBuilder', () => {
     });
 
     it('for two models sharing built inputs: an equal input is copied, another built', () => {
-      const other: ModelInputSpec[] = paths.map((input) => ({
-        ...input,
-        columns: input.columns.map((c) => ('buckets' in c ? { ...c, buckets: c.buckets - 1 } : c)),
-      }));
       // Same dtype and columns, another name and place: still one signature.
       const moved: ModelInputSpec[] = [{ ...paths[paths.length - 1], name: 'copied' }, ...other];
       const equal = paths.filter((input) => !input.columns.some((c) => 'buckets' in c));
