@@ -29,6 +29,18 @@ export class ScoringConfig {
   SCORING_WORKER_NICE = 10;
 
   /**
+   * Model threads kept started with no model (0: none), so that a version loaded beside traffic
+   * takes started threads instead of starting its own (see ThreadReserve): ~65-70 ms of CPU each
+   * that a swap no longer takes from the serving threads, for ~9 MB each while idle. Started at
+   * boot; a released version's threads come back to it. Default: two per core, the threads of
+   * a two-model version at one instance per core.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(1024)
+  SCORING_SPARE_THREADS = 2 * availableParallelism();
+
+  /**
    * Megabytes of batch input buffers kept for reuse (0: allocate every batch's afresh). Workers
    * hand their input buffers back with the results; see TensorBufferPool.
    */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 const LABELS = ['model', 'version'] as const;
 const MS_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 1000];
@@ -15,6 +15,8 @@ export class ScoringMetrics {
   readonly nonFinite: Counter<(typeof LABELS)[number] | 'output'>;
   readonly workerRestarts: Counter<(typeof LABELS)[number]>;
   readonly bufferTakes: Counter<'result'>;
+  readonly threadTakes: Counter<'source'>;
+  readonly spareThreads: Gauge;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -67,6 +69,17 @@ export class ScoringMetrics {
       name: 'ranker_scoring_batch_buffers_total',
       help: 'Batch input buffers by origin: reused (back from a worker) or allocated',
       labelNames: ['result'],
+      registers,
+    });
+    this.threadTakes = new Counter({
+      name: 'ranker_scoring_thread_starts_total',
+      help: 'Model instances started, by where their thread came from: spare (already started) or new',
+      labelNames: ['source'],
+      registers,
+    });
+    this.spareThreads = new Gauge({
+      name: 'ranker_scoring_spare_threads',
+      help: 'Model threads started and idle, waiting for a model (SCORING_SPARE_THREADS at most)',
       registers,
     });
   }

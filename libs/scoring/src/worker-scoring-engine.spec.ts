@@ -15,7 +15,7 @@ import {
   WorkerCrashedError,
 } from '@app/common';
 import { Logger } from '@nestjs/common';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ import { InputFeeds, OutputTensors } from './tensor-types';
 import { WorkerScoringEngine } from './worker-scoring-engine';
 import { CoreBudget } from './worker/core-budget';
 import { InstancePool } from './worker/instance-pool';
+import { ThreadReserve } from './worker/thread-reserve';
 
 const MODEL = join(__dirname, '../../../models/feed/v1/ctr.onnx');
 /** Far longer than any test: a batch that leaves before it did not wait for the delay. */
@@ -172,6 +173,8 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       Object.assign(new ScoringConfig(), {
         SCORING_MAX_CONCURRENT_BATCHES: 2,
         SCORING_DEFAULT_INSTANCES: 1,
+        // Spare threads have their own describe below; elsewhere every load starts its own.
+        SCORING_SPARE_THREADS: 0,
       }),
       new ScoringMetrics(registry),
     );
@@ -179,6 +182,121 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
 
   afterEach(async () => {
     await engine.onApplicationShutdown();
+  });
+
+  describe('spare threads', () => {
+    let spared: WorkerScoringEngine;
+    let sparedRegistry: Registry;
+
+    beforeEach(() => {
+      sparedRegistry = new Registry();
+      spared = new WorkerScoringEngine(
+        Object.assign(new ScoringConfig(), {
+          SCORING_MAX_CONCURRENT_BATCHES: 2,
+          SCORING_SPARE_THREADS: 2,
+        }),
+        new ScoringMetrics(sparedRegistry),
+      );
+    });
+
+    afterEach(async () => {
+      await spared.onApplicationShutdown();
+    });
+
+    const starts = async (source: string) =>
+      (await sparedRegistry.getSingleMetric('ranker_scoring_thread_starts_total')!.get()).values
+        .filter((v) => v.labels.source === source)
+        .reduce((sum, v) => sum + v.value, 0);
+    const threadIds = (id: string) =>
+      spared
+        .pool(id)!
+        .live.map((i) => i.threadId)
+        .sort();
+    const idleIds = () => spared.spareThreads.idleThreads.map((w) => w.threadId).sort();
+
+    it('starts spares at boot, gives them to a version loaded beside traffic, and takes the released version back', async () => {
+      await spared.load({ id: 'v1', file: MODEL, instances: 2 });
+      expect(spared.spareThreads.idleCount).toBe(2);
+      const spares = idleIds();
+      const v1Threads = threadIds('v1');
+      expect(await starts('new')).toBe(2);
+
+      // Beside traffic: the new version's instances are the spare threads, nothing is started.
+      await spared.load({ id: 'v2', file: MODEL, instances: 2, staggeredStart: true });
+      expect(threadIds('v2')).toEqual(spares);
+      expect(spared.spareThreads.idleCount).toBe(0);
+      expect(await starts('spare')).toBe(2);
+      expect(await starts('new')).toBe(2);
+
+      // The released version's threads end their sessions and wait for the next version.
+      await spared.unload('v1');
+      expect(idleIds()).toEqual(v1Threads);
+      expect(
+        (await sparedRegistry.getSingleMetric('ranker_scoring_spare_threads')!.get()).values[0]
+          .value,
+      ).toBe(2);
+
+      // A thread that served one model serves the next one right.
+      await spared.load({ id: 'v3', file: MODEL, instances: 2, staggeredStart: true });
+      expect(threadIds('v3')).toEqual(v1Threads);
+      const feeds = ctrFeeds(300, 21);
+      const scored = await bounded(spared.score('v3', copyFeeds(feeds)), 'score on v3');
+      expectClose(scored.ctr.data, await raw(feeds));
+      expect(await starts('new')).toBe(2);
+    });
+
+    it('keeps no more than SCORING_SPARE_THREADS: a thread given back beyond it is stopped', async () => {
+      await spared.load({ id: 'v1', file: MODEL, instances: 2 });
+      await spared.load({ id: 'v2', file: MODEL, instances: 3, staggeredStart: true });
+      // Two spares and one new thread serve v2; releasing it brings back only two.
+      expect(await starts('new')).toBe(3);
+      const v2Threads = threadIds('v2');
+      await spared.unload('v2');
+      expect(spared.spareThreads.idleCount).toBe(2);
+      const stopped = v2Threads.filter((id) => !idleIds().includes(id));
+      expect(stopped).toHaveLength(1);
+    });
+
+    it('drops a spare that dies while idle and starts a thread instead of handing it out', async () => {
+      await spared.load({ id: 'v1', file: MODEL, instances: 1 });
+      expect(spared.spareThreads.idleCount).toBe(2);
+      const [doomed] = spared.spareThreads.idleThreads;
+      const exited = new Promise((done) => doomed.once('exit', done));
+      await doomed.terminate();
+      await exited;
+      expect(spared.spareThreads.idleCount).toBe(1);
+      expect(idleIds()).not.toContain(doomed.threadId);
+      await spared.load({ id: 'v2', file: MODEL, instances: 2, staggeredStart: true });
+      expect(await starts('spare')).toBe(1);
+      const feeds = ctrFeeds(40, 22);
+      expectClose(
+        (await bounded(spared.score('v2', copyFeeds(feeds)), 'score on v2')).ctr.data,
+        await raw(feeds),
+      );
+    });
+
+    it('stops a spare whose model fails to load; the version is refused with its reason', async () => {
+      const broken = join(tmpdir(), `ranker-not-a-model-${process.pid}.onnx`);
+      writeFileSync(broken, 'not an onnx file');
+      try {
+        await spared.load({ id: 'v1', file: MODEL, instances: 1 });
+        const spares = idleIds();
+        const error = await rejectionOf(
+          spared.load({ id: 'bad', file: broken, instances: 1, staggeredStart: true }),
+          'broken load',
+        );
+        expect(error).toBeInstanceOf(ModelLoadError);
+        // The spare it took is gone, not back in the reserve with a half-made session.
+        expect(spares.filter((id) => idleIds().includes(id))).toHaveLength(1);
+        const feeds = ctrFeeds(8, 23);
+        expectClose(
+          (await bounded(spared.score('v1', copyFeeds(feeds)), 'score on v1')).ctr.data,
+          await raw(feeds),
+        );
+      } finally {
+        rmSync(broken, { force: true });
+      }
+    });
   });
 
   describe('thread priority', () => {
@@ -630,12 +748,14 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
           resolveModelOptions({ id: 'pool', file: MODEL, instances: 3, staggeredStart }, 1),
           () => undefined,
           new CoreBudget(2),
+          new ThreadReserve(0, 0),
         );
       const budget = new CoreBudget(2);
       const staggered = new InstancePool(
         resolveModelOptions({ id: 'pool', file: MODEL, instances: 3, staggeredStart: true }, 1),
         () => undefined,
         budget,
+        new ThreadReserve(0, 0),
       );
       const starting = staggered.start();
       await Promise.resolve();

@@ -10,6 +10,7 @@ import { ScoringMetrics } from './scoring.metrics';
 import { InputFeeds, ModelMetadata, OutputTensors } from './tensor-types';
 import { CoreBudget } from './worker/core-budget';
 import { InstancePool } from './worker/instance-pool';
+import { ThreadReserve } from './worker/thread-reserve';
 
 interface LoadedModel {
   pool: InstancePool;
@@ -30,6 +31,8 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
   private readonly budget: CoreBudget;
   /** Batch input buffers, shared by every model's batcher. */
   private readonly buffers: TensorBufferPool;
+  /** Started model threads with no model, shared by every model's pool. */
+  private readonly threads: ThreadReserve;
 
   constructor(
     private readonly config: ScoringConfig,
@@ -40,6 +43,12 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     this.buffers = new TensorBufferPool(config.SCORING_BUFFER_POOL_MB * 2 ** 20, (result) =>
       metrics?.bufferTakes.inc({ result }),
     );
+    this.threads = new ThreadReserve(
+      config.SCORING_SPARE_THREADS,
+      config.SCORING_WORKER_NICE,
+      (source) => metrics?.threadTakes.inc({ source }),
+      (idle) => metrics?.spareThreads.set(idle),
+    );
   }
 
   async load(options: ModelLoadOptions): Promise<LoadedModelInfo> {
@@ -49,7 +58,7 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
       full,
       () => this.metrics?.workerRestarts.inc(labels),
       this.budget,
-      this.config.SCORING_WORKER_NICE,
+      this.threads,
     );
     const batcher = new DynamicBatcher(
       options.id,
@@ -69,6 +78,9 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     const previous = this.models.get(options.id);
     this.models.set(options.id, { pool, batcher, metadata });
     if (previous) await this.close(previous);
+    // A load with nothing serving beside it (at boot) also starts the spare threads, so that a
+    // version loaded later beside traffic takes started threads instead of starting its own.
+    if (!full.staggeredStart) await this.threads.fill();
     return { metadata, provider, maxRequestRows: full.batching.maxQueueRows };
   }
 
@@ -121,7 +133,13 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
 
   /** After the HTTP server has drained (see SceneRegistry.onApplicationShutdown). */
   async onApplicationShutdown(): Promise<void> {
+    await this.threads.close();
     await Promise.all([...this.models.keys()].map((id) => this.unload(id)));
+  }
+
+  /** For tests and diagnostics: the started threads with no model. */
+  get spareThreads(): ThreadReserve {
+    return this.threads;
   }
 
   private async close(model: LoadedModel): Promise<void> {

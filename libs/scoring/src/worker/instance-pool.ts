@@ -4,6 +4,7 @@ import { ModelMetadata } from '../tensor-types';
 import { BatchPool, BatchResult } from './batch-pool';
 import { CoreBudget } from './core-budget';
 import { InstanceReady, ModelInstance } from './model-instance';
+import { ThreadReserve } from './thread-reserve';
 import { WireTensor } from './worker-protocol';
 
 /**
@@ -31,8 +32,8 @@ export class InstancePool implements BatchPool {
     private readonly onRestart: () => void,
     /** Shared by every model's pool; a slot freed by any of them may let this one run. */
     readonly budget: CoreBudget,
-    /** Nice value of the worker threads (SCORING_WORKER_NICE). */
-    private readonly nice = 0,
+    /** Where instances get their threads and give them back (shared by every model's pool). */
+    private readonly threads: ThreadReserve,
   ) {
     this.unsubscribeBudget = budget.subscribe(() => this.notify());
   }
@@ -148,8 +149,8 @@ export class InstancePool implements BatchPool {
         file: this.options.file,
         session: this.options.session,
         warmup: this.options.warmup,
-        nice: this.nice,
       },
+      this.threads,
       (dead, error) => this.replace(dead, error),
       (idle) => {
         if (!this.releaseSlot(idle)) this.notify();

@@ -1,8 +1,8 @@
 import { ExecutionProviderUnavailableError, ModelLoadError, WorkerCrashedError } from '@app/common';
-import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ModelMetadata } from '../tensor-types';
 import { BatchResult } from './batch-pool';
+import { ThreadReserve } from './thread-reserve';
 import { FromWorker, ToWorker, WireTensor, WorkerInit } from './worker-protocol';
 
 export interface InstanceReady {
@@ -12,19 +12,19 @@ export interface InstanceReady {
   skipped: string[];
 }
 
-// Under ts-jest/swc-node (tests, benchmarks) this file is .ts and so is the worker: register
-// swc in the worker too. The built service runs the compiled .js directly.
-const WORKER_FILE = join(__dirname, `model-worker${extname(__filename)}`);
 /** One batch running and one queued behind it. */
 const MAX_LOAD = 2;
-const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', '@swc-node/register'] : [];
+/** A thread that has not ended its session this long after `release` is stopped instead. */
+const RELEASE_TIMEOUT_MS = 10_000;
 
 /**
- * One model instance: a worker thread with its own onnxruntime session, running one batch at a
- * time, with room for one more queued behind it (so the thread never waits for the event loop
- * between batches). If the thread dies, its batches fail with WorkerCrashedError (never left
- * pending) and `onExit` tells the pool to replace it; `onIdle` is not called then: a dead
- * instance is never idle, and the pool gives back its core slot on `onExit`.
+ * One model instance: a worker thread (from the ThreadReserve) with its own onnxruntime session,
+ * running one batch at a time, with room for one more queued behind it (so the thread never waits
+ * for the event loop between batches). If the thread dies, its batches fail with
+ * WorkerCrashedError (never left pending) and `onExit` tells the pool to replace it; `onIdle` is
+ * not called then: a dead instance is never idle, and the pool gives back its core slot on
+ * `onExit`. Closed, a serving instance ends its session and gives its thread back to the
+ * reserve.
  */
 export class ModelInstance {
   readonly worker: Worker;
@@ -39,18 +39,23 @@ export class ModelInstance {
   private nextBatchId = 0;
   private alive = true;
   private started = false;
+  private onMessage!: (message: FromWorker) => void;
+  private onStartExit!: (code: number) => void;
+  private readonly onError = (error: Error) => this.die(error);
+  private readonly onThreadExit = (code: number) => this.die(new Error(`exit code ${code}`));
 
   constructor(
     readonly modelId: string,
     init: WorkerInit,
+    private readonly reserve: ThreadReserve,
     private readonly onExit: (instance: ModelInstance, error: Error) => void,
     /** Called each time a live instance has answered its last batch (running or queued). */
     private readonly onIdle: (instance: ModelInstance) => void = () => undefined,
   ) {
-    this.worker = new Worker(WORKER_FILE, { workerData: init, execArgv: WORKER_EXEC_ARGV });
+    this.worker = reserve.take();
     this.threadId = this.worker.threadId;
     this.ready = new Promise<InstanceReady>((resolve, reject) => {
-      const onMessage = (message: FromWorker) => {
+      this.onMessage = (message: FromWorker) => {
         if (message.type === 'ready') {
           this.started = true;
           resolve(message);
@@ -62,14 +67,15 @@ export class ModelInstance {
           reject(new Err(`model ${modelId}: ${message.message}`));
         } else this.settle(message);
       };
-      this.worker.on('message', onMessage);
-      this.worker.once('exit', (code) =>
-        reject(new ModelLoadError(`model ${modelId}: worker exited (${code}) while starting`)),
-      );
+      this.onStartExit = (code: number) =>
+        reject(new ModelLoadError(`model ${modelId}: worker exited (${code}) while starting`));
     });
     this.ready.catch(() => undefined);
-    this.worker.on('error', (error) => this.die(error));
-    this.worker.on('exit', (code) => this.die(new Error(`exit code ${code}`)));
+    this.worker.on('message', this.onMessage);
+    this.worker.once('exit', this.onStartExit);
+    this.worker.on('error', this.onError);
+    this.worker.on('exit', this.onThreadExit);
+    this.post({ type: 'init', init });
   }
 
   /** Batches sent and not answered: 0 idle, 1 running, 2 running plus one queued. */
@@ -92,22 +98,61 @@ export class ModelInstance {
     const batchId = ++this.nextBatchId;
     return new Promise<BatchResult>((resolve, reject) => {
       this.inFlight.set(batchId, { resolve, reject });
-      const message: ToWorker = { type: 'run', batchId, feeds };
-      this.worker.postMessage(
-        message,
+      this.post(
+        { type: 'run', batchId, feeds },
         Object.values(feeds).map((f) => f.buffer),
       );
     });
   }
 
   /**
-   * Stops the thread; a batch still in flight fails. Callers drain first: terminating a worker
-   * inside onnxruntime's run() aborts the process (onnxruntime-node 1.30).
+   * Ends the instance; a batch still in flight fails. A serving instance ends its session and
+   * gives its thread back to the reserve (stopped there if the reserve is full); one that never
+   * started, or does not answer, has its thread stopped. Callers drain first: terminating a
+   * worker inside onnxruntime's run() aborts the process (onnxruntime-node 1.30), while a
+   * release waits behind any run.
    */
   async close(): Promise<void> {
+    const serving = this.alive && this.started;
     this.alive = false;
     this.failAll(new WorkerCrashedError(`model ${this.modelId}: instance closed`));
+    if (serving && (await this.release())) {
+      this.detach();
+      await this.reserve.give(this.worker);
+      return;
+    }
+    this.detach();
     await this.worker.terminate();
+  }
+
+  private post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
+    this.worker.postMessage(message, transfer);
+  }
+
+  /** True once the thread has ended its session; false if it exits or takes too long. */
+  private release(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (released: boolean) => {
+        clearTimeout(timer);
+        this.worker.off('message', onReleased);
+        this.worker.off('exit', onExit);
+        resolve(released);
+      };
+      const onReleased = (message: FromWorker) => message.type === 'released' && done(true);
+      const onExit = () => done(false);
+      const timer = setTimeout(() => done(false), RELEASE_TIMEOUT_MS);
+      this.worker.on('message', onReleased);
+      this.worker.on('exit', onExit);
+      this.post({ type: 'release' });
+    });
+  }
+
+  /** Removes this instance's listeners: the thread may serve another instance next. */
+  private detach(): void {
+    this.worker.off('message', this.onMessage);
+    this.worker.off('exit', this.onStartExit);
+    this.worker.off('error', this.onError);
+    this.worker.off('exit', this.onThreadExit);
   }
 
   private settle(message: FromWorker): void {

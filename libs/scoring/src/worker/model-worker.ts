@@ -1,22 +1,24 @@
 /**
- * Entry point of a model worker thread: one onnxruntime session per worker. onnxruntime-node's
+ * Entry point of a model worker thread: one onnxruntime session at a time. onnxruntime-node's
  * run() executes synchronously on the thread that calls it, so inference lives here and never
- * on the event-loop thread. Imports stay relative (no @app aliases): this file is loaded by a
- * bare Worker.
+ * on the event-loop thread. A thread starts without a model (starting it and loading
+ * onnxruntime is most of its cost, the same for every model): `init` gives it one, `release`
+ * ends that session, and the thread can then serve another model (see ThreadReserve). Imports
+ * stay relative (no @app aliases): this file is loaded by a bare Worker.
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { readModelMetadata } from '../onnx-metadata';
 import { elementCount, ModelMetadata } from '../tensor-types';
-import { FromWorker, ToWorker, WireTensor, WorkerInit } from './worker-protocol';
+import { FromWorker, ToWorker, WireTensor, WorkerBoot, WorkerInit } from './worker-protocol';
 
-const init = workerData as WorkerInit;
+const boot = workerData as WorkerBoot;
 const port = parentPort!;
 const post = (message: FromWorker, transfer: ArrayBuffer[] = []) =>
   port.postMessage(message, transfer);
 
-async function createSession(): Promise<{
+async function createSession(init: WorkerInit): Promise<{
   session: InferenceSession;
   provider: string;
   skipped: string[];
@@ -83,20 +85,18 @@ function toWire(value: Tensor): WireTensor {
   return { dtype: 'float32', buffer, dims: [...value.dims] };
 }
 
-async function main(): Promise<void> {
-  // First, so that threads onnxruntime starts for this session inherit it. On Linux a nice value
-  // belongs to a thread: this lowers this worker only, never the event loop.
-  if (init.nice > 0) setPriority(0, init.nice);
+/** Creates and warms the session of `init`; undefined (after `init-failed`) when it cannot. */
+async function start(init: WorkerInit): Promise<InferenceSession | undefined> {
   let created;
   try {
-    created = await createSession();
+    created = await createSession(init);
   } catch (error) {
     const code =
       (error as { code?: string }).code === 'EXECUTION_PROVIDER_UNAVAILABLE'
         ? 'EXECUTION_PROVIDER_UNAVAILABLE'
         : 'MODEL_LOAD_FAILED';
     post({ type: 'init-failed', code, message: (error as Error).message });
-    return;
+    return undefined;
   }
   const { session, provider, skipped } = created;
   const metadata = readModelMetadata(session);
@@ -110,31 +110,70 @@ async function main(): Promise<void> {
       code: 'MODEL_LOAD_FAILED',
       message: `warm-up failed: ${(error as Error).message}`,
     });
-    return;
+    await session.release();
+    return undefined;
   }
   post({ type: 'ready', provider, metadata, warmupMs: performance.now() - started, skipped });
-
-  port.on('message', async (message: ToWorker) => {
-    const { batchId } = message;
-    try {
-      const feeds: Record<string, Tensor> = {};
-      for (const [name, wire] of Object.entries(message.feeds)) feeds[name] = toTensor(wire);
-      const t0 = performance.now();
-      const results = await session.run(feeds);
-      const computeMs = performance.now() - t0;
-      const outputs: Record<string, WireTensor> = {};
-      for (const [name, value] of Object.entries(results)) outputs[name] = toWire(value as Tensor);
-      // run() is over: onnxruntime holds no view of the inputs, which go back to be used again
-      // (each once, and never one that is also an output).
-      const outputBuffers = new Set(Object.values(outputs).map((o) => o.buffer));
-      const inputs = [...new Set(Object.values(message.feeds).map((f) => f.buffer))].filter(
-        (buffer) => !outputBuffers.has(buffer),
-      );
-      post({ type: 'result', batchId, outputs, computeMs, inputs }, [...outputBuffers, ...inputs]);
-    } catch (error) {
-      post({ type: 'run-failed', batchId, message: (error as Error).message });
-    }
-  });
+  return session;
 }
 
-void main();
+async function run(
+  session: InferenceSession,
+  message: Extract<ToWorker, { type: 'run' }>,
+): Promise<void> {
+  const { batchId } = message;
+  try {
+    const feeds: Record<string, Tensor> = {};
+    for (const [name, wire] of Object.entries(message.feeds)) feeds[name] = toTensor(wire);
+    const t0 = performance.now();
+    const results = await session.run(feeds);
+    const computeMs = performance.now() - t0;
+    const outputs: Record<string, WireTensor> = {};
+    for (const [name, value] of Object.entries(results)) outputs[name] = toWire(value as Tensor);
+    // run() is over: onnxruntime holds no view of the inputs, which go back to be used again
+    // (each once, and never one that is also an output).
+    const outputBuffers = new Set(Object.values(outputs).map((o) => o.buffer));
+    const inputs = [...new Set(Object.values(message.feeds).map((f) => f.buffer))].filter(
+      (buffer) => !outputBuffers.has(buffer),
+    );
+    post({ type: 'result', batchId, outputs, computeMs, inputs }, [...outputBuffers, ...inputs]);
+  } catch (error) {
+    post({ type: 'run-failed', batchId, message: (error as Error).message });
+  }
+}
+
+function main(): void {
+  // First, so that threads onnxruntime starts inherit it. On Linux a nice value belongs to a
+  // thread: this lowers this worker only, never the event loop.
+  if (boot.nice > 0) setPriority(0, boot.nice);
+  let session: Promise<InferenceSession | undefined> = Promise.resolve(undefined);
+  // Messages are handled in order: a run waits for its init, a release for the runs before it.
+  let last: Promise<unknown> = Promise.resolve();
+  port.on('message', (message: ToWorker) => {
+    if (message.type === 'init') {
+      last = session = last.then(() => start(message.init));
+    } else if (message.type === 'run') {
+      const current = session;
+      last = last
+        .then(() => current)
+        .then((s) =>
+          s
+            ? run(s, message)
+            : post({ type: 'run-failed', batchId: message.batchId, message: 'no model loaded' }),
+        );
+    } else if (message.type === 'release') {
+      const ending = session;
+      session = Promise.resolve(undefined);
+      last = last
+        .then(() => ending)
+        .then((s) => s?.release())
+        .then(
+          () => post({ type: 'released' }),
+          () => post({ type: 'released' }),
+        );
+    }
+  });
+  post({ type: 'booted' });
+}
+
+main();

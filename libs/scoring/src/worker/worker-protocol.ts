@@ -1,13 +1,17 @@
 import { SessionOptions, WarmupOptions } from '../model-options';
 import { InputDtype, ModelMetadata } from '../tensor-types';
 
-/** workerData of a model worker. */
+/** workerData of a model thread: what it is whatever model it serves. */
+export interface WorkerBoot {
+  /** Nice value the thread sets on itself as it starts (0: leave it). */
+  nice: number;
+}
+
+/** The model a thread serves, sent in its `init` message. */
 export interface WorkerInit {
   file: string;
   session: SessionOptions;
   warmup: WarmupOptions;
-  /** Nice value the thread sets on itself before creating its session (0: leave it). */
-  nice: number;
 }
 
 /**
@@ -21,9 +25,18 @@ export interface WireTensor {
   dims: number[];
 }
 
-export type ToWorker = { type: 'run'; batchId: number; feeds: Record<string, WireTensor> };
+/**
+ * A thread starts without a model (`booted`); `init` gives it one (`ready` or `init-failed`),
+ * then it takes `run`s; `release` ends its session (`released`) and it may take `init` again.
+ */
+export type ToWorker =
+  | { type: 'init'; init: WorkerInit }
+  | { type: 'run'; batchId: number; feeds: Record<string, WireTensor> }
+  | { type: 'release' };
 
 export type FromWorker =
+  | { type: 'booted' }
+  | { type: 'released' }
   | {
       type: 'ready';
       provider: string;
