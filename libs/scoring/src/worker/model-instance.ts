@@ -121,7 +121,8 @@ export class ModelInstance {
       await this.reserve.give(this.worker);
       return;
     }
-    this.detach();
+    // Listeners stay: an error while it stops must not go unhandled (this instance is no longer
+    // alive, so they do nothing).
     await this.worker.terminate();
   }
 

@@ -67,7 +67,7 @@ export class ThreadReserve {
    */
   async give(worker: Worker): Promise<boolean> {
     if (this.closed || this.idle.length + this.booting >= this.size) {
-      await worker.terminate();
+      await stop(worker);
       return false;
     }
     this.keep(worker);
@@ -82,7 +82,7 @@ export class ThreadReserve {
       const booted = await started(worker);
       this.booting--;
       if (booted && !this.closed) this.keep(worker);
-      else void worker.terminate();
+      else void stop(worker);
       if (!booted) return;
     }
   }
@@ -125,6 +125,12 @@ export class ThreadReserve {
 
 /** An idle thread has nothing to fail; its exit takes it out of the reserve. */
 function onIdleError(): void {}
+
+/** Stops a thread no one listens to, so an error while it stops is not unhandled. */
+function stop(worker: Worker): Promise<number> {
+  worker.on('error', onIdleError);
+  return worker.terminate();
+}
 
 /** Resolves true once `worker` has started (loaded onnxruntime), false if it exits first. */
 function started(worker: Worker): Promise<boolean> {
