@@ -2,7 +2,7 @@ import { ExecutionProviderUnavailableError, ModelLoadError, WorkerCrashedError }
 import { Worker } from 'node:worker_threads';
 import { ModelMetadata } from '../tensor-types';
 import { BatchResult } from './batch-pool';
-import { ThreadReserve } from './thread-reserve';
+import { answered, ThreadReserve } from './thread-reserve';
 import { FromWorker, ToWorker, WireTensor, WorkerInit } from './worker-protocol';
 
 export interface InstanceReady {
@@ -132,20 +132,9 @@ export class ModelInstance {
 
   /** True once the thread has ended its session; false if it exits or takes too long. */
   private release(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const done = (released: boolean) => {
-        clearTimeout(timer);
-        this.worker.off('message', onReleased);
-        this.worker.off('exit', onExit);
-        resolve(released);
-      };
-      const onReleased = (message: FromWorker) => message.type === 'released' && done(true);
-      const onExit = () => done(false);
-      const timer = setTimeout(() => done(false), RELEASE_TIMEOUT_MS);
-      this.worker.on('message', onReleased);
-      this.worker.on('exit', onExit);
-      this.post({ type: 'release' });
-    });
+    const released = answered(this.worker, 'released', RELEASE_TIMEOUT_MS);
+    this.post({ type: 'release' });
+    return released;
   }
 
   /** Removes this instance's listeners: the thread may serve another instance next. */

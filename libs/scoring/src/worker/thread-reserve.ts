@@ -79,7 +79,7 @@ export class ThreadReserve {
     while (!this.closed && this.idle.length + this.booting < this.size) {
       this.booting++;
       const worker = this.start();
-      const booted = await started(worker);
+      const booted = await answered(worker, 'booted');
       this.booting--;
       if (booted && !this.closed) this.keep(worker);
       else void stop(worker);
@@ -132,15 +132,21 @@ function stop(worker: Worker): Promise<number> {
   return worker.terminate();
 }
 
-/** Resolves true once `worker` has started (loaded onnxruntime), false if it exits first. */
-function started(worker: Worker): Promise<boolean> {
+/**
+ * Resolves true once `worker` posts a message of `type`, false if it exits first or `timeoutMs`
+ * passes. While waiting, an error of the thread (which exits it) is not left unhandled.
+ */
+export function answered(
+  worker: Worker,
+  type: FromWorker['type'],
+  timeoutMs = Infinity,
+): Promise<boolean> {
   return new Promise((resolve) => {
-    const onMessage = (message: FromWorker) => {
-      if (message.type !== 'booted') return;
-      done(true);
-    };
+    const onMessage = (message: FromWorker) => message.type === type && done(true);
     const onExit = () => done(false);
+    const timer = Number.isFinite(timeoutMs) ? setTimeout(onExit, timeoutMs) : undefined;
     const done = (ok: boolean) => {
+      clearTimeout(timer);
       worker.off('message', onMessage);
       worker.off('exit', onExit);
       worker.off('error', onIdleError);
