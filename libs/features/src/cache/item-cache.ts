@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FeatureRow } from '../feature-row';
+import { HeldRow, RowLru } from './row-lru';
 
 export interface CachedItem {
   /** Parsed row, ready for the tensor builder; undefined when the store has no such item. */
@@ -34,7 +35,8 @@ interface SeenUpdate {
 /**
  * In-process item cache in front of Redis. Rows are cached parsed, so a hit is a map lookup.
  *
- * - Rows: an LRU bounded by entries and bytes, with TTL. An update merged into a cached row
+ * - Rows: an LRU bounded by entries and bytes, with TTL (RowLru: expiry and links in the entry
+ *   itself, so a hit reads one object beside the map). An update merged into a cached row
  *   keeps the entry's original expiry, so a row updated often is still re-read from Redis once a
  *   TTL (and cannot live on as a stale merge of a row Redis no longer holds).
  * - Ids known to be absent: an LRU of their own (`maxNegativeEntries`), so a flood of unknown ids
@@ -53,7 +55,8 @@ interface SeenUpdate {
  *   anything; rows with an old `_ts` that were never updated stay cacheable.
  */
 export class ItemCache {
-  private readonly rows: LRUCache<string, CachedItem>;
+  private readonly rows: RowLru;
+  private readonly ttlMs: number;
   private readonly absent?: LRUCache<string, CachedItem>;
   private readonly updatedAt: LRUCache<string, SeenUpdate>;
   private readonly clock: { now(): number };
@@ -63,16 +66,8 @@ export class ItemCache {
   constructor(options: ItemCacheOptions, onEvict: () => void = () => undefined) {
     this.clock = options.clock ?? performance;
     const timing = { perf: this.clock, ttlResolution: options.clock ? 0 : 1 };
-    this.rows = new LRUCache<string, CachedItem>({
-      ...timing,
-      max: options.maxEntries,
-      maxSize: options.maxBytes,
-      sizeCalculation: (item) => Math.max(1, item.bytes),
-      ttl: options.ttlMs,
-      dispose: (_item, _id, reason) => {
-        if (reason === 'evict') onEvict();
-      },
-    });
+    this.ttlMs = options.ttlMs;
+    this.rows = new RowLru(options.maxEntries, options.maxBytes, onEvict);
     const maxNegative = options.maxNegativeEntries ?? DEFAULT_MAX_NEGATIVE_ENTRIES;
     if (maxNegative > 0)
       this.absent = new LRUCache<string, CachedItem>({
@@ -97,11 +92,28 @@ export class ItemCache {
 
   /** The rows cached now (not those cached as absent), without touching their recency. */
   *heldRows(): Iterable<[string, FeatureRow]> {
-    for (const [id, item] of this.rows.entries()) if (item.row !== undefined) yield [id, item.row];
+    const now = this.clock.now();
+    for (const { id, row, expiresAt } of this.rows.entries())
+      if (row !== undefined && expiresAt > now) yield [id, row];
   }
 
-  get(id: string): CachedItem | undefined {
-    return this.rows.get(id) ?? this.absent?.get(id);
+  /**
+   * The cached row of `id` (or its known absence); undefined when not cached or stale. `now`: the
+   * clock read once for a whole batch of lookups.
+   *
+   * A hit reads the entry alone; recency is LRU, refreshed as RowLru.touch says.
+   */
+  get(id: string, now = this.clock.now()): CachedItem | undefined {
+    const held = this.rows.peek(id);
+    if (held !== undefined) {
+      if (held.expiresAt <= now) {
+        this.rows.delete(id);
+        return this.absent?.get(id);
+      }
+      this.rows.touch(held);
+      return held;
+    }
+    return this.absent?.get(id);
   }
 
   /**
@@ -113,7 +125,7 @@ export class ItemCache {
     // an older update since.
     if ((this.updatedAt.get(id)?.ts ?? -Infinity) > item.ts) return false;
     if (readStartedAt < this.forgottenUpTo()) return false;
-    const cached = this.rows.peek(id);
+    const cached = this.live(id);
     if (cached && cached.ts > item.ts) return false;
     if (item.row === undefined) {
       if (!this.absent) return false;
@@ -121,7 +133,7 @@ export class ItemCache {
       this.absent.set(id, item);
     } else {
       this.absent?.delete(id);
-      this.rows.set(id, item);
+      this.rows.set(id, item, this.expiry());
     }
     return true;
   }
@@ -131,11 +143,22 @@ export class ItemCache {
     const seen = this.updatedAt.get(id);
     if (!seen || ts > seen.ts) this.updatedAt.set(id, { ts, at: this.clock.now() });
     if (this.absent?.delete(id)) return false;
-    const cached = this.rows.peek(id);
+    const cached = this.live(id);
     if (!cached || cached.ts >= ts) return false;
     const row = { ...cached.row, ...fields };
-    this.rows.set(id, { row, ts, bytes: JSON.stringify(row).length }, { noUpdateTTL: true });
+    this.rows.set(id, { row, ts, bytes: JSON.stringify(row).length }, cached.expiresAt);
     return true;
+  }
+
+  /** The row held for `id` unless it is stale. */
+  private live(id: string): HeldRow | undefined {
+    const held = this.rows.peek(id);
+    return held !== undefined && held.expiresAt > this.clock.now() ? held : undefined;
+  }
+
+  /** When a row cached now expires. */
+  private expiry(): number {
+    return this.ttlMs > 0 ? this.clock.now() + this.ttlMs : Infinity;
   }
 
   invalidate(id: string): void {
@@ -159,7 +182,7 @@ export class ItemCache {
   }
 
   get bytes(): number {
-    return this.rows.calculatedSize;
+    return this.rows.bytes;
   }
 
   /** Reads started before this clock time may have raced an update this cache has forgotten. */

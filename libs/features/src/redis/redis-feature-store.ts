@@ -45,8 +45,9 @@ export class RedisFeatureStore extends FeatureStore {
     const started = performance.now();
     const items = new Array<FeatureRow | undefined>(itemIds.length);
     const misses: number[] = [];
+    const now = this.cache.now();
     for (let i = 0; i < itemIds.length; i++) {
-      const hit = this.cache.get(itemIds[i]);
+      const hit = this.cache.get(itemIds[i], now);
       if (hit) items[i] = hit.row;
       else misses.push(i);
     }

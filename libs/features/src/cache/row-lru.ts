@@ -1,0 +1,131 @@
+import type { CachedItem } from './item-cache';
+
+/** A cached row as held: list links, expiry and recency in the same object as the row. */
+export interface HeldRow extends CachedItem {
+  readonly id: string;
+  /** Clock time from which the row is stale. */
+  readonly expiresAt: number;
+  /** The list's tick when the row last moved to its recent end. */
+  tick: number;
+  /** Toward the least recent end. */
+  older: HeldRow | undefined;
+  /** Toward the most recent end. */
+  newer: HeldRow | undefined;
+}
+
+/**
+ * The item cache's rows: a map from id to a doubly linked list of HeldRow, most recent at one
+ * end, bounded by entries and by bytes (each entry counts its `bytes`, at least 1). A hit costs
+ * the map lookup and the entry itself: recency moves an entry to the recent end only once a
+ * quarter of the entries has moved there since it last did (see `touch`). lru-cache, which this
+ * replaces for rows, relinked neighbours kept in separate arrays and read two more for its TTL on
+ * every hit: a 3,000-candidate request spent more on those reads, scattered over memory, than on
+ * anything else of its fetch.
+ */
+export class RowLru {
+  private readonly byId = new Map<string, HeldRow>();
+  private oldest: HeldRow | undefined;
+  private newest: HeldRow | undefined;
+  private bytesHeld = 0;
+  private ticks = 0;
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
+    /** Called for each entry dropped to make room (not for replaced or deleted ones). */
+    private readonly onEvict: () => void = () => undefined,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get bytes(): number {
+    return this.bytesHeld;
+  }
+
+  /** The entry of `id`, whatever its expiry, without a change of recency. */
+  peek(id: string): HeldRow | undefined {
+    return this.byId.get(id);
+  }
+
+  /**
+   * Marks `held` as used. It moves to the recent end only when more than a quarter of the entries
+   * moved there since it last did: until then it is among the most recent quarter, which eviction
+   * reaches last, so moving it would change no eviction before its next use.
+   */
+  touch(held: HeldRow): void {
+    if (this.ticks - held.tick <= this.byId.size >> 2) return;
+    this.unlink(held);
+    this.append(held);
+  }
+
+  /**
+   * Holds `item` for `id` at the recent end (replacing any entry of `id`), then evicts the least
+   * recent entries past the bounds. An item larger than maxBytes is not held, and `id`'s entry is
+   * dropped: the caller asked to replace it.
+   */
+  set(id: string, item: CachedItem, expiresAt: number): void {
+    this.delete(id);
+    const weight = Math.max(1, item.bytes);
+    if (weight > this.maxBytes) return;
+    const held: HeldRow = {
+      id,
+      row: item.row,
+      ts: item.ts,
+      bytes: item.bytes,
+      expiresAt,
+      tick: 0,
+      older: undefined,
+      newer: undefined,
+    };
+    this.byId.set(id, held);
+    this.bytesHeld += weight;
+    this.append(held);
+    while (this.byId.size > this.maxEntries || this.bytesHeld > this.maxBytes) {
+      this.remove(this.oldest!);
+      this.onEvict();
+    }
+  }
+
+  delete(id: string): boolean {
+    const held = this.byId.get(id);
+    if (held === undefined) return false;
+    this.remove(held);
+    return true;
+  }
+
+  clear(): void {
+    this.byId.clear();
+    this.oldest = this.newest = undefined;
+    this.bytesHeld = 0;
+  }
+
+  /** Entries from the most recent, without a change of recency. */
+  *entries(): Iterable<HeldRow> {
+    for (let held = this.newest; held !== undefined; held = held.older) yield held;
+  }
+
+  private remove(held: HeldRow): void {
+    this.byId.delete(held.id);
+    this.bytesHeld -= Math.max(1, held.bytes);
+    this.unlink(held);
+  }
+
+  private append(held: HeldRow): void {
+    held.tick = ++this.ticks;
+    held.older = this.newest;
+    held.newer = undefined;
+    if (this.newest !== undefined) this.newest.newer = held;
+    else this.oldest = held;
+    this.newest = held;
+  }
+
+  private unlink(held: HeldRow): void {
+    if (held.older !== undefined) held.older.newer = held.newer;
+    else this.oldest = held.newer;
+    if (held.newer !== undefined) held.newer.older = held.older;
+    else this.newest = held.older;
+    held.older = held.newer = undefined;
+  }
+}
