@@ -2,6 +2,7 @@ export * from './pipeline.module';
 export * from './pipeline.config';
 export * from './request/rank-request';
 export * from './request/rank-request-validation';
+export * from './request/rank-body-json';
 export * from './rank/rank.service';
 export * from './registry/scene-registry';
 export * from './registry/scene-listing';

@@ -5,7 +5,13 @@ import {
   RankerError,
   RequestInvalidError,
 } from '@app/common';
-import { MAX_ID_LENGTH, RankRequest, requestInvalid, validateRankRequest } from '@app/pipeline';
+import {
+  MAX_ID_LENGTH,
+  parseRankBody,
+  RankRequest,
+  requestInvalid,
+  validateRankRequest,
+} from '@app/pipeline';
 import type { IHeaders } from 'kafkajs';
 
 /** Headers a rank request may carry instead of the value's `requestId` and `scene`. */
@@ -56,7 +62,7 @@ export function parseRankMessage(
   }
   let body: unknown;
   try {
-    body = JSON.parse(value.toString('utf8'));
+    body = parseRankBody(value.toString('utf8'));
   } catch (error) {
     const why = (error as Error).message;
     return refuse(

@@ -1,5 +1,5 @@
 import { errorCodes, FastifyInstance } from 'fastify';
-import { fastParse } from './candidates-json';
+import { fastParse } from '@app/pipeline';
 
 /** `charset` of a content-type header, lower-cased and unquoted; undefined when absent. */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;

@@ -19,7 +19,10 @@ const RBRACKET = 0x5d;
  * accepts only text whose meaning it knows exactly, and gives up for anything else: a key at the
  * top level with an escape in it, `candidates` twice, a candidate with any other member, an id
  * with an escape or a control character, or anything unexpected. Giving up costs one scan of the
- * text up to that point, then JSON.parse of the whole body.
+ * text up to that point; the caller then parses the whole body as before (parseRankBody below,
+ * the ranker's Fastify parser).
+ *
+ * `{ value }` when the fast path applies, undefined when JSON.parse must read the text.
  */
 export function fastParse(text: string): { value: unknown } | undefined {
   let i = skipSpace(text, 0);
@@ -82,6 +85,12 @@ export function fastParse(text: string): { value: unknown } | undefined {
   for (let k = 0; k < span.ids.length; k++) candidates[k] = { id: span.ids[k] };
   body.candidates = candidates;
   return { value };
+}
+
+/** JSON.parse(text), by the fast path where it applies: same value, same errors. */
+export function parseRankBody(text: string): unknown {
+  const fast = fastParse(text);
+  return fast === undefined ? JSON.parse(text) : fast.value;
 }
 
 /**

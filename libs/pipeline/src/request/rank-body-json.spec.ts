@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { fastParse } from './candidates-json';
+import { fastParse } from './rank-body-json';
 
 /** What the body parser gives: fastParse's value, else JSON.parse's (value or error). */
 function parsed(text: string): { value: unknown } | { error: true } {
