@@ -24,27 +24,26 @@ describe('RowLru', () => {
     expect(ids(lru)).toEqual(['r1', 'r7', 'r6', 'r5', 'r4', 'r3', 'r2', 'r0']);
   });
 
-  it('keeps every entry linked through touches, replacements and deletes', () => {
+  it('keeps the list and the map in step through sets, touches and deletes', () => {
     const lru = new RowLru(5, 1000);
-    let next = 0;
-    const model: string[] = [];
     for (let step = 0; step < 500; step++) {
       const id = `r${(step * 7919) % 9}`;
       const op = (step * 31) % 4;
-      if (op === 0 && lru.peek(id)) {
-        lru.delete(id);
-        model.splice(model.indexOf(id), 1);
-      } else if (op === 1 && lru.peek(id)) {
-        lru.touch(lru.peek(id)!);
-      } else {
-        lru.set(id, item(), next++);
-        if (model.includes(id)) model.splice(model.indexOf(id), 1);
-        model.unshift(id);
-        model.splice(5);
+      const held = lru.peek(id);
+      const deleting = op === 0 && held !== undefined;
+      if (deleting) lru.delete(id);
+      else if (op === 1 && held) lru.touch(held);
+      else {
+        lru.set(id, item(), step);
+        expect(ids(lru)[0]).toBe(id);
       }
-      // Touches may reorder: compare the sets, and the size with the map's.
-      expect(new Set(ids(lru))).toEqual(new Set(model));
-      expect(lru.size).toBe(model.length);
+      // Every listed entry once, each the map's entry for its id, as many as the map holds.
+      const listed = [...lru.entries()];
+      expect(new Set(listed.map((h) => h.id)).size).toBe(listed.length);
+      expect(listed.length).toBe(lru.size);
+      expect(lru.size).toBeLessThanOrEqual(5);
+      for (const h of listed) expect(lru.peek(h.id)).toBe(h);
+      if (deleting) expect(lru.peek(id)).toBeUndefined();
     }
   });
 
