@@ -27,6 +27,55 @@ const inputs: ModelInputSpec[] = [
 
 type Row = { price: number; rating: number };
 
+/** A match of the user's favourite category with the item's: one item key, `item.category`. */
+const keyedFeatures: BundleSpec['features'] = {
+  user: { fav: { type: 'string', default: '' } },
+  item: { category: { type: 'string', default: 'none' } },
+  context: {},
+};
+const keyedInputs: ModelInputSpec[] = [
+  {
+    name: 'x',
+    dtype: 'float32',
+    columns: [
+      {
+        op: 'match',
+        features: [
+          { source: 'user', name: 'fav' },
+          { source: 'item', name: 'category' },
+        ],
+      },
+    ],
+  },
+];
+
+function keyedFrame(
+  categories: (string | undefined)[],
+  sent: (string | undefined)[] = [],
+  rows = categories.map((category) => (category === undefined ? undefined : { category })),
+): FeatureFrame {
+  return {
+    userId: 'u',
+    userRequest: undefined,
+    userStored: { fav: 'b' },
+    context: undefined,
+    itemIds: categories.map((_, i) => `item-${i}`),
+    itemRequest: sent.map((category) => (category === undefined ? undefined : { category })),
+    itemStored: rows,
+  };
+}
+
+/** Each row's match value, and the request's distinct keys as the builder listed them. */
+function matched(items: ItemRowCache, builder: TensorBuilder, frame: FeatureFrame) {
+  const data = builder.build(frame).x.data as Float32Array;
+  const [{ distinct, index }] = items.forRequest(frame).keys;
+  return {
+    values: Array.from(data),
+    keys: Array.from(index, (k) => distinct[k]),
+    distinct: distinct.length,
+  };
+}
+
 function frameOf(rows: (Row | undefined)[], sent: (Row | undefined)[] = []): FeatureFrame {
   return {
     userId: 'u',
@@ -120,5 +169,88 @@ describe('ItemRowCache', () => {
     }
     // Without reuse 6,000 rows would have grown it to 8,192 slots of 2 values.
     expect(arenaLength()).toBeLessThan(8192 * 2);
+  });
+
+  it('lists the distinct item keys of each request: kept rows by code, rows of its own by string', () => {
+    const items = new ItemRowCache();
+    const builder = new TensorBuilder(
+      keyedInputs,
+      new FeatureValues(keyedFeatures, keyedInputs),
+      items,
+    );
+    const stored = ['a', 'b', 'a', 'c', undefined, 'b'];
+    const rows = stored.map((category) => (category === undefined ? undefined : { category }));
+    // Twice over the same (then kept) rows: the second request lists keys from codes alone.
+    for (let pass = 0; pass < 2; pass++) {
+      expect(matched(items, builder, keyedFrame(stored, [], rows))).toEqual({
+        values: [0, 1, 0, 0, 0, 1],
+        keys: ['a', 'b', 'a', 'c', 'none', 'b'],
+        distinct: 4,
+      });
+    }
+    // Rows with request features are the request's own: listed by their strings, beside kept
+    // rows with the same string, and each gets its own value.
+    expect(matched(items, builder, keyedFrame(stored, [undefined, 'a', 'b'], rows))).toEqual({
+      values: [0, 0, 1, 0, 0, 1],
+      keys: ['a', 'a', 'b', 'c', 'none', 'b'],
+      distinct: 6,
+    });
+    // A request of other rows lists only its own keys: marks of earlier requests do not count.
+    expect(matched(items, builder, keyedFrame(['c', 'd', 'c']))).toEqual({
+      values: [0, 0, 0],
+      keys: ['c', 'd', 'c'],
+      distinct: 2,
+    });
+  });
+
+  it('lists keys right across serials starting over', () => {
+    const items = new ItemRowCache();
+    const builder = new TensorBuilder(
+      keyedInputs,
+      new FeatureValues(keyedFeatures, keyedInputs),
+      items,
+    );
+    const rows = ['a', 'b', 'a'].map((category) => ({ category }));
+    const frame = () => keyedFrame(['a', 'b', 'a'], [], rows);
+    matched(items, builder, frame());
+    (items as unknown as { serial: number }).serial = 0x7fffffff - 1;
+    for (let request = 0; request < 3; request++) {
+      expect(matched(items, builder, frame())).toEqual({
+        values: [0, 1, 0],
+        keys: ['a', 'b', 'a'],
+        distinct: 2,
+      });
+    }
+    expect((items as unknown as { serial: number }).serial).toBe(2);
+  });
+
+  it('starts over once key codes outnumber what its rows can hold, and stays right', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const items = new ItemRowCache();
+    const builder = new TensorBuilder(
+      keyedInputs,
+      new FeatureValues(keyedFeatures, keyedInputs),
+      items,
+    );
+    const state = items as unknown as { keyTexts: string[]; generation: number };
+    const before = state.generation;
+    let most = 0;
+    // 5,000 new rows with a key of their own per round (per-item keys under a churning cache):
+    // their slots are reused, their codes are not, until the arena starts over.
+    for (let round = 0; round < 30; round++) {
+      const categories = Array.from({ length: 5000 }, (_, i) => `k${round * 5000 + i}`);
+      categories[0] = 'b';
+      const { values, keys } = matched(items, builder, keyedFrame(categories));
+      expect(keys).toEqual(categories);
+      expect(values[0]).toBe(1);
+      expect(values.slice(1).every((v) => v === 0)).toBe(true);
+      most = Math.max(most, state.keyTexts.length);
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(state.generation).toBeGreaterThan(before + 1);
+    // Bounded by twice the arena's keys (a few thousand slots) plus the spare, not 150,000.
+    expect(most).toBeLessThan(100_000);
   });
 });

@@ -4,14 +4,12 @@ import { CompiledColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { TextReader } from './feature-values';
 
-/** What one item row gives a bundle's columns, whoever the user is. */
+/** Where one item row's kept values are, whoever the user is. */
 interface KeptRow {
   /** The item's id: a row object is only reused for the id it was computed for. */
   id: string;
-  /** Where its item-only column values start in the arena. */
+  /** Where its item-only column values start in the arena, its item keys' codes after them. */
   at: number;
-  /** One string per item key (the item part of user x item crosses and matches). */
-  keys: string[];
 }
 
 /** The distinct values of one item key in a request, and each row's index among them. */
@@ -35,18 +33,28 @@ export interface RequestItems {
 
 /** Rows an arena starts with room for; it doubles as items come. */
 const INITIAL_ARENA_ROWS = 1024;
+/** Key codes handed out beyond twice the arena's rows' keys before the arena starts over. */
+const SPARE_KEY_CODES = 65_536;
 
 /**
  * The item side of a bundle's tensors, shared by its models (the example bundle's two models
  * read the same item columns and keys). Item-only column values are kept for each stored row
  * object in one packed arena (a Float64Array, the row's values side by side), so a request
- * gathers them from contiguous memory instead of chasing a small array per item across the heap;
- * item keys are kept beside. What is kept lives exactly as long as the row object (the item
+ * gathers them from contiguous memory instead of chasing a small array per item across the heap.
+ * Item keys (the item strings of crosses and matches) are kept beside them as codes: each distinct
+ * key string has one number, so a request lists its distinct keys by reading numbers it reads
+ * anyway and marking them in a table, with no string hashing or map lookup per row. What is kept lives exactly as long as the row object (the item
  * cache's entry, or the in-memory store's row): a WeakMap finds it, and a FinalizationRegistry
  * gives the row's arena slot back once the row is collected. An updated row is a new object, so
  * it is computed afresh. A row whose request sent features of its own is computed every time,
  * never kept. Per request, the rows are looked up once and each key's distinct values listed
  * once, whichever model asks first (keyed by the frame, so nothing outlives the request).
+ *
+ * Key codes are never given back one by one (a row's death is not seen in time to know a code is
+ * unused): once more codes were handed out than twice the keys the arena's rows can hold (plus
+ * SPARE_KEY_CODES), the arena starts over and rows are computed again as requests ask for them.
+ * With keys of a few thousand categories that never happens; with per-item keys (a cross of
+ * item.id) under a churning item cache, it bounds the table to a multiple of what is live.
  */
 export class ItemRowCache {
   private readonly columns: CompiledColumn[] = [];
@@ -55,10 +63,20 @@ export class ItemRowCache {
   private readonly keySlots = new Map<string, number>();
   private kept = new WeakMap<FeatureRow, KeptRow>();
   private readonly requests = new WeakMap<FeatureFrame, RequestItems>();
-  /** Values of kept rows, `width` per slot; grows by doubling (a copy, old arrays stay valid). */
+  /**
+   * Values of kept rows, `width` per slot: the column values, then the key codes; grows by
+   * doubling (a copy, old arrays stay valid).
+   */
   private arena = new Float64Array(0);
-  /** Values per slot: the columns when the arena was made. */
+  /** Values per slot: the columns and keys when the arena was made. */
   private width = -1;
+  /** Key string by code, and code by key string (for all key slots alike). */
+  private keyTexts: string[] = [];
+  private keyCodes = new Map<string, number>();
+  /** Per key slot: the request (serial) that last listed each code, and its index in the list. */
+  private listedBy: Int32Array[] = [];
+  private listedAt: Int32Array[] = [];
+  private serial = 0;
   private nextSlot = 0;
   private readonly freeSlots: number[] = [];
   /** Counts arenas started over: a slot of an earlier one is not the current one's to reuse. */
@@ -97,14 +115,14 @@ export class ItemRowCache {
     const n = frame.itemIds.length;
     const at = new Int32Array(n);
     const source = new Array<Float64Array>(n);
-    const keyed = new Array<string[]>(n);
     if (!this.prepared()) {
       source.fill(this.arena);
       return { at, source, keys: [] };
     }
     const width = this.width;
-    // Rows computed for this request alone: counted first, so they share one array.
+    // Rows computed for this request alone share one array; their keys are strings, not codes.
     let own: Float64Array | undefined;
+    let ownKeys: string[][] | undefined;
     let owned = 0;
     for (let r = 0; r < n; r++) {
       const stored: FeatureRow | undefined = frame.itemStored[r];
@@ -114,19 +132,65 @@ export class ItemRowCache {
         // A row object kept under another id is computed for this request alone.
         if (kept.id === frame.itemIds[r]) {
           at[r] = kept.at;
-          keyed[r] = kept.keys;
           continue;
         }
       }
       own ??= new Float64Array(n * width);
+      ownKeys ??= new Array<string[]>(n);
       at[r] = owned * width;
-      keyed[r] = this.computeInto(own, at[r], frame, r);
+      this.computeValues(own, at[r], frame, r);
+      ownKeys[r] = this.readKeys(frame, r);
       source[r] = own;
       owned++;
     }
     // Kept rows read the arena as it is now: it holds every slot handed out so far.
     for (let r = 0; r < n; r++) source[r] ??= this.arena;
-    return { at, source, keys: this.keyReaders.map((_, slot) => distinctKeys(keyed, slot)) };
+    if (this.serial === 0x7fffffff) this.restartSerials();
+    const serial = ++this.serial;
+    const keys = new Array<DistinctKeys>(this.keyReaders.length);
+    for (let slot = 0; slot < keys.length; slot++)
+      keys[slot] = this.distinctKeys(slot, serial, at, source, ownKeys);
+    return { at, source, keys };
+  }
+
+  /**
+   * The distinct values of key `slot` in a request, and each row's index among them: a kept row's
+   * code is marked as listed by this request (`serial`) the first time it is seen; a row of the
+   * request's own is listed by its string.
+   */
+  private distinctKeys(
+    slot: number,
+    serial: number,
+    at: Int32Array,
+    source: Float64Array[],
+    ownKeys: string[][] | undefined,
+  ): DistinctKeys {
+    const n = at.length;
+    const offset = this.columns.length + slot;
+    const listedBy = this.listedBy[slot];
+    const listedAt = this.listedAt[slot];
+    const texts = this.keyTexts;
+    const distinct: string[] = [];
+    const index = new Int32Array(n);
+    let ownSeen: Map<string, number> | undefined;
+    for (let r = 0; r < n; r++) {
+      const keys = ownKeys?.[r];
+      if (keys === undefined) {
+        const code = source[r][at[r] + offset];
+        if (listedBy[code] !== serial) {
+          listedBy[code] = serial;
+          listedAt[code] = distinct.push(texts[code]) - 1;
+        }
+        index[r] = listedAt[code];
+        continue;
+      }
+      // A string a kept row also has is listed twice: both entries get the same value.
+      ownSeen ??= new Map();
+      let k = ownSeen.get(keys[slot]);
+      if (k === undefined) ownSeen.set(keys[slot], (k = distinct.push(keys[slot]) - 1));
+      index[r] = k;
+    }
+    return { distinct, index };
   }
 
   /**
@@ -171,14 +235,24 @@ export class ItemRowCache {
    */
   private prepared(): boolean {
     if (this.columns.length === 0 && this.keyReaders.length === 0) return false;
-    if (this.width !== this.columns.length) this.reset();
+    const width = this.columns.length + this.keyReaders.length;
+    if (this.width !== width || this.keyTexts.length > this.keyCodeLimit()) this.reset();
     return true;
+  }
+
+  /** Codes handed out past this many: most belong to rows long gone (see the class comment). */
+  private keyCodeLimit(): number {
+    return 2 * this.nextSlot * this.keyReaders.length + SPARE_KEY_CODES;
   }
 
   /** Computes a stored row of `id` into a slot of the arena and keeps it. */
   private keep(stored: FeatureRow, id: string, frame: FeatureFrame, row: number): KeptRow {
     const at = this.slot();
-    const kept = { id, at, keys: this.computeInto(this.arena, at, frame, row) };
+    this.computeValues(this.arena, at, frame, row);
+    const offset = at + this.columns.length;
+    for (let k = 0; k < this.keyReaders.length; k++)
+      this.arena[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
+    const kept = { id, at };
     this.kept.set(stored, kept);
     this.released.register(stored, { generation: this.generation, at }, kept);
     return kept;
@@ -191,12 +265,37 @@ export class ItemRowCache {
     this.freeSlots.push(kept.at);
   }
 
-  private computeInto(into: Float64Array, at: number, frame: FeatureFrame, row: number): string[] {
+  private computeValues(into: Float64Array, at: number, frame: FeatureFrame, row: number): void {
     for (let s = 0; s < this.columns.length; s++)
       into[at + s] = this.columns[s].compute(frame, row);
+  }
+
+  private readKeys(frame: FeatureFrame, row: number): string[] {
     const keys = new Array<string>(this.keyReaders.length);
     for (let k = 0; k < this.keyReaders.length; k++) keys[k] = this.keyReaders[k](frame, row);
     return keys;
+  }
+
+  /** The code of a key string, handing out the next one (and room to list it) if it has none. */
+  private keyCode(text: string): number {
+    let code = this.keyCodes.get(text);
+    if (code === undefined) {
+      code = this.keyTexts.push(text) - 1;
+      this.keyCodes.set(text, code);
+      if (code >= this.listedBy[0].length) {
+        // Fresh tables: no code in them is marked as listed by a request still to come.
+        const length = this.listedBy[0].length * 2;
+        this.listedBy = this.keyReaders.map(() => new Int32Array(length));
+        this.listedAt = this.keyReaders.map(() => new Int32Array(length));
+      }
+    }
+    return code;
+  }
+
+  /** Serials start over before they overflow: every mark is cleared, so none is taken as current. */
+  private restartSerials(): void {
+    for (const listed of this.listedBy) listed.fill(0);
+    this.serial = 0;
   }
 
   /** A free slot's first value index, growing the arena when none is free. */
@@ -217,26 +316,15 @@ export class ItemRowCache {
 
   private reset(): void {
     this.generation++;
-    this.width = this.columns.length;
+    this.width = this.columns.length + this.keyReaders.length;
     this.kept = new WeakMap();
+    this.keyTexts = [];
+    this.keyCodes = new Map();
+    this.listedBy = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
+    this.listedAt = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
+    this.serial = 0;
     this.arena = new Float64Array(INITIAL_ARENA_ROWS * Math.max(1, this.width));
     this.nextSlot = 0;
     this.freeSlots.length = 0;
   }
-}
-
-function distinctKeys(keyed: readonly string[][], slot: number): DistinctKeys {
-  const seen = new Map<string, number>();
-  const distinct: string[] = [];
-  const index = new Int32Array(keyed.length);
-  for (let r = 0; r < keyed.length; r++) {
-    const key = keyed[r][slot];
-    let k = seen.get(key);
-    if (k === undefined) {
-      k = distinct.push(key) - 1;
-      seen.set(key, k);
-    }
-    index[r] = k;
-  }
-  return { distinct, index };
 }
