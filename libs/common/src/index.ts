@@ -17,6 +17,7 @@ export * from './kafka/offset-window';
 export * from './kafka/admission-gate';
 export * from './kafka/batching-producer';
 export * from './kafka/concurrent-batch-handler';
+export * from './async/loop-slicer';
 export * from './async/succeed-once';
 export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';

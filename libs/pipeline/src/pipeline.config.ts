@@ -78,6 +78,16 @@ export class PipelineConfig {
   @Max(60_000)
   RANK_DEFAULT_TIMEOUT_MS = 0;
 
+  /**
+   * Event-loop slice of the rank path: past this many milliseconds of rank work in one loop turn,
+   * further requests ready in that turn go on in later turns, one per turn, in order (see
+   * LoopSlicer); 0 lets every ready request run in the turn that brought it.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  RANK_LOOP_SLICE_MS = 2;
+
   get bundleLimits(): BundleLimits {
     return {
       maxYamlBytes: this.BUNDLES_MAX_YAML_BYTES,

@@ -9,6 +9,7 @@ export class PipelineMetrics {
   readonly badValues: Counter<(typeof SCENE)[number] | 'source' | 'reason'>;
   readonly nonFiniteScores: Counter<(typeof SCENE)[number]>;
   readonly tooLarge: Counter<(typeof SCENE)[number]>;
+  readonly loopYields: Counter<'stage'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -28,6 +29,12 @@ export class PipelineMetrics {
       name: 'ranker_rank_too_large_total',
       help: 'Requests refused with REQUEST_TOO_LARGE: more candidates than a model of the version queues (its maxQueueRows)',
       labelNames: SCENE,
+      registers,
+    });
+    this.loopYields = new Counter({
+      name: 'ranker_rank_loop_yields_total',
+      help: 'Rank steps that waited for a later event-loop turn because the turn had already run RANK_LOOP_SLICE_MS of rank work, by the step (start, fetched, scored)',
+      labelNames: ['stage'],
       registers,
     });
   }

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { countNonFinite, DeadlineExceededError, ThrottledWarnings } from '@app/common';
+import { countNonFinite, DeadlineExceededError, LoopSlicer, ThrottledWarnings } from '@app/common';
 import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
@@ -20,10 +20,13 @@ import { ShadowRunner } from './shadow-runner';
 /** A shadow run of a request without a deadline stops after this long. */
 const SHADOW_DEFAULT_TIMEOUT_MS = 5000;
 
+type RankStage = 'start' | 'fetched' | 'scored';
+
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()
 export class RankService {
   private readonly warnings = new ThrottledWarnings(new Logger(RankService.name));
+  private readonly slicer: LoopSlicer;
 
   constructor(
     private readonly registry: SceneRegistry,
@@ -34,7 +37,9 @@ export class RankService {
     private readonly metrics: PipelineMetrics,
     private readonly traffic: SceneTrafficControl,
     private readonly shadows: ShadowRunner,
-  ) {}
+  ) {
+    this.slicer = new LoopSlicer(config.RANK_LOOP_SLICE_MS);
+  }
 
   /**
    * `request` has passed validateRankRequest at its edge. The scene's traffic plan picks the
@@ -83,6 +88,9 @@ export class RankService {
     const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
     const labels = { scene: scene.spec.scene, version: scene.spec.version };
+    // Each step that may follow many others ready at once (a burst of requests, one Redis reply
+    // or one worker message for many) passes the loop slicer first: the loop keeps turning.
+    await this.turn('start');
     const itemIds = request.candidates.map((c) => c.id);
     // Before the fetch: a request no model queue can take never costs a round trip.
     try {
@@ -96,6 +104,7 @@ export class RankService {
       itemIds,
       this.fetchOptions(request, deadline),
     );
+    await this.turn('fetched');
     if (deadline !== undefined && performance.now() >= deadline) {
       throw new DeadlineExceededError(
         `deadline of ${timeoutMs} ms passed while fetching features; nothing was scored`,
@@ -116,6 +125,7 @@ export class RankService {
       }),
     };
     const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
+    await this.turn('scored');
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
     const result: RankResult = {
       ...labels,
@@ -142,6 +152,14 @@ export class RankService {
         deadline: performance.now() + (timeoutMs > 0 ? timeoutMs : SHADOW_DEFAULT_TIMEOUT_MS),
       });
     return result;
+  }
+
+  /** Resolves at once within the loop turn's slice; else in a later turn (counted). */
+  private turn(stage: RankStage): Promise<void> | void {
+    const wait = this.slicer.pass();
+    if (wait === undefined) return;
+    this.metrics.loopYields.inc({ stage });
+    return wait;
   }
 
   /**
