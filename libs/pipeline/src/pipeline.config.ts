@@ -81,7 +81,8 @@ export class PipelineConfig {
   /**
    * Event-loop slice of the rank path: past this many milliseconds of rank work in one loop turn,
    * further requests ready in that turn go on in later turns, one per turn, in order (see
-   * LoopSlicer); 0 lets every ready request run in the turn that brought it.
+   * LoopSlicer); 0 lets every ready request run in the turn that brought it. The Kafka worker's
+   * requests are never sliced (see RankOptions).
    */
   @IsInt()
   @Min(0)

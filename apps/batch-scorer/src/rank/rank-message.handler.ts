@@ -59,7 +59,9 @@ export class RankMessageHandler {
       run: async () => {
         let result: RankResult;
         try {
-          result = await this.ranker.rank(scene, { ...request, requestId });
+          // Not sliced: the admission gate counts on the rows reaching the engine's queue within
+          // the loop turn that admitted them (see RankOptions).
+          result = await this.ranker.rank(scene, { ...request, requestId }, { sliced: false });
         } catch (error) {
           if (error instanceof RankerError && error.status === 503) throw error;
           return this.failed(where, requestId, error);

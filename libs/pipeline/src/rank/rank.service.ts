@@ -22,6 +22,15 @@ const SHADOW_DEFAULT_TIMEOUT_MS = 5000;
 
 type RankStage = 'start' | 'fetched' | 'scored';
 
+export interface RankOptions {
+  /**
+   * Whether the request's steps pass the loop slicer (RANK_LOOP_SLICE_MS); default true. The
+   * Kafka worker's requests do not: its admission gate counts on an admitted message's rows
+   * reaching the engine's queue within the loop turn that admitted it.
+   */
+  sliced?: boolean;
+}
+
 /** The rank path shared by the HTTP app and the Kafka worker. */
 @Injectable()
 export class RankService {
@@ -48,12 +57,16 @@ export class RankService {
    * Canary and stable outcomes go to the canary's guard: every answer with its latency, a
    * failure as an error when it is the version's (countsAgainstVersion), a caller's mistake not.
    */
-  async rank(sceneName: string, request: RankRequest): Promise<RankResult> {
+  async rank(
+    sceneName: string,
+    request: RankRequest,
+    options: RankOptions = {},
+  ): Promise<RankResult> {
     const choice = this.traffic.choose(sceneName, request.user.id);
     const { lease, arm } = this.lease(sceneName, choice);
     const started = performance.now();
     try {
-      const result = await this.rankOn(lease.scene, arm, request, choice);
+      const result = await this.rankOn(lease.scene, arm, request, choice, options.sliced ?? true);
       this.traffic.record(sceneName, arm, true, performance.now() - started);
       return result;
     } catch (error) {
@@ -84,13 +97,14 @@ export class RankService {
     arm: string,
     request: RankRequest,
     choice: TrafficChoice | undefined,
+    sliced: boolean,
   ): Promise<RankResult> {
     const timeoutMs = request.timeoutMs ?? this.config.RANK_DEFAULT_TIMEOUT_MS;
     const deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
     const labels = { scene: scene.spec.scene, version: scene.spec.version };
     // Each step that may follow many others ready at once (a burst of requests, one Redis reply
     // or one worker message for many) passes the loop slicer first: the loop keeps turning.
-    await this.turn('start');
+    if (sliced) await this.turn('start');
     const itemIds = request.candidates.map((c) => c.id);
     // Before the fetch: a request no model queue can take never costs a round trip.
     try {
@@ -104,7 +118,7 @@ export class RankService {
       itemIds,
       this.fetchOptions(request, deadline),
     );
-    await this.turn('fetched');
+    if (sliced) await this.turn('fetched');
     if (deadline !== undefined && performance.now() >= deadline) {
       throw new DeadlineExceededError(
         `deadline of ${timeoutMs} ms passed while fetching features; nothing was scored`,
@@ -125,7 +139,7 @@ export class RankService {
       }),
     };
     const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
-    await this.turn('scored');
+    if (sliced) await this.turn('scored');
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
     const result: RankResult = {
       ...labels,
@@ -155,9 +169,9 @@ export class RankService {
   }
 
   /** Resolves at once within the loop turn's slice; else in a later turn (counted). */
-  private turn(stage: RankStage): Promise<void> | void {
+  private turn(stage: RankStage): Promise<void> | undefined {
     const wait = this.slicer.pass();
-    if (wait === undefined) return;
+    if (wait === undefined) return undefined;
     this.metrics.loopYields.inc({ stage });
     return wait;
   }
