@@ -39,7 +39,7 @@ describe('rank API: event-loop slices', () => {
   });
 
   it('spreads a burst over loop turns and answers each request as if it came alone', async () => {
-    const alone = [];
+    const alone: unknown[] = [];
     for (let n = 0; n < CONCURRENT; n++) {
       const reply = await ranker.rank('feed', body(n));
       expect(reply.status).toBe(200);

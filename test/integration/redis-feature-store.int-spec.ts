@@ -147,6 +147,15 @@ describe('RedisFeatureStore (real standalone Redis)', () => {
     expect(fetched.items[1500]).toEqual(itemRow(1500));
     expect(await total(metrics.cacheHits)).toBe(1000);
     expect(await total(metrics.cacheMisses)).toBe(2000);
+    // Each hit comes with its holder (the cache entry: the same object on every fetch, holding the
+    // row returned); a row read by this fetch with none.
+    const again = await s.fetch('u1', itemIds.slice(0, 2000));
+    for (const i of [0, 999]) {
+      expect(fetched.itemHolders?.[i]?.row).toBe(fetched.items[i]);
+      expect(again.itemHolders?.[i]).toBe(fetched.itemHolders?.[i]);
+    }
+    expect(fetched.itemHolders?.[1500]).toBeUndefined();
+    expect(again.itemHolders?.[1500]?.row).toBe(again.items[1500]);
   });
 
   it('caches unknown ids as absent, and reads them again once their TTL has passed', async () => {

@@ -6,6 +6,18 @@ export type FeatureRow = Readonly<Record<string, FeatureValue>>;
 
 export type FeatureEntity = 'user' | 'item';
 
+/**
+ * What a store holds one item's row in (the item cache's entry, the in-memory store's record),
+ * handed out by `fetch` beside the row. `memo` is a consumer's: it may keep there what it derives
+ * from `row` and find it again on the next fetch without a lookup of its own. The store never
+ * reads it; a holder whose row is replaced is a new holder, or keeps its memo for a row it no
+ * longer holds, so a consumer checks the memo against the row it got.
+ */
+export interface ItemHolder {
+  readonly row: FeatureRow | undefined;
+  memo?: unknown;
+}
+
 export function isFeatureValue(value: unknown): value is FeatureValue {
   return (
     typeof value === 'string' ||

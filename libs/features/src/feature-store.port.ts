@@ -1,4 +1,4 @@
-import { FeatureRow } from './feature-row';
+import { FeatureRow, ItemHolder } from './feature-row';
 
 export interface FetchOptions {
   /** Milliseconds to wait for the store; past it, missing rows take their defaults (degraded). */
@@ -17,6 +17,11 @@ export interface FeatureFetch {
   user: FeatureRow | undefined;
   /** Rows in the order of the ids asked for; undefined where the store has none. */
   items: (FeatureRow | undefined)[];
+  /**
+   * Where the store holds each row (see ItemHolder), in the same order; undefined where it has
+   * none to hand out (a row read from Redis by this very fetch) or for every row.
+   */
+  itemHolders?: (ItemHolder | undefined)[];
   /** True when the store was slow or down and some rows may be missing for that reason. */
   degraded: boolean;
   stats: FetchStats;

@@ -16,6 +16,19 @@ describe('InMemoryFeatureStore', () => {
     expect(fetched.items[0]).toBe(held[1][1]);
   });
 
+  it("hands out each row's holder: the same one on every fetch, a new one once the row is replaced", async () => {
+    const s = new InMemoryFeatureStore([{ entity: 'item', id: 'i1', fields: { price: 1 } }]);
+    const first = await s.fetch('u1', ['i1', 'nope', 'i1']);
+    expect(first.itemHolders?.[0]?.row).toBe(first.items[0]);
+    expect(first.itemHolders?.[1]).toBeUndefined();
+    expect(first.itemHolders?.[2]).toBe(first.itemHolders?.[0]);
+    expect((await s.fetch('u1', ['i1'])).itemHolders?.[0]).toBe(first.itemHolders?.[0]);
+    s.put({ entity: 'item', id: 'i1', fields: { price: 2 } });
+    const replaced = await s.fetch('u1', ['i1']);
+    expect(replaced.itemHolders?.[0]).not.toBe(first.itemHolders?.[0]);
+    expect(replaced.itemHolders?.[0]?.row).toEqual({ price: 2 });
+  });
+
   it('returns items in the order of the ids asked for', async () => {
     expect(await store.getItems(['i3', 'i1', 'i2'])).toEqual([
       { price: 3 },

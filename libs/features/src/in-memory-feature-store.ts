@@ -1,11 +1,12 @@
 import { FeatureRecord } from './feature-file';
-import { FeatureRow } from './feature-row';
+import { FeatureRow, ItemHolder } from './feature-row';
 import { FeatureFetch, FeatureStore } from './feature-store.port';
 
 /** The embedded default: features held in process, seeded from a file at boot. */
 export class InMemoryFeatureStore extends FeatureStore {
   private readonly users = new Map<string, FeatureRow>();
-  private readonly items = new Map<string, FeatureRow>();
+  /** Each item's row in a holder of its own (a new one when the row is replaced): see ItemHolder. */
+  private readonly items = new Map<string, ItemHolder>();
 
   constructor(records: Iterable<FeatureRecord> = []) {
     super();
@@ -13,21 +14,30 @@ export class InMemoryFeatureStore extends FeatureStore {
   }
 
   put(record: FeatureRecord): void {
-    (record.entity === 'user' ? this.users : this.items).set(record.id, record.fields);
+    if (record.entity === 'user') this.users.set(record.id, record.fields);
+    else this.items.set(record.id, { row: record.fields, memo: undefined });
   }
 
   get size(): { users: number; items: number } {
     return { users: this.users.size, items: this.items.size };
   }
 
-  override heldItems(): Iterable<[string, FeatureRow]> {
-    return this.items.entries();
+  override *heldItems(): Iterable<[string, FeatureRow]> {
+    for (const [id, { row }] of this.items) yield [id, row!];
   }
 
   async fetch(userId: string, itemIds: readonly string[]): Promise<FeatureFetch> {
+    const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
+    const items = new Array<FeatureRow | undefined>(itemIds.length);
+    for (let i = 0; i < itemIds.length; i++) {
+      const holder = this.items.get(itemIds[i]);
+      itemHolders[i] = holder;
+      items[i] = holder?.row;
+    }
     return {
       user: await this.getUser(userId),
-      items: await this.getItems(itemIds),
+      items,
+      itemHolders,
       degraded: false,
       stats: { roundTrips: 0, cacheHits: 0, cacheMisses: 0 },
     };
@@ -39,7 +49,7 @@ export class InMemoryFeatureStore extends FeatureStore {
 
   async getItems(ids: readonly string[]): Promise<(FeatureRow | undefined)[]> {
     const rows = new Array<FeatureRow | undefined>(ids.length);
-    for (let i = 0; i < ids.length; i++) rows[i] = this.items.get(ids[i]);
+    for (let i = 0; i < ids.length; i++) rows[i] = this.items.get(ids[i])?.row;
     return rows;
   }
 }

@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
-import { FeatureRow } from '../feature-row';
+import { FeatureRow, ItemHolder } from '../feature-row';
 import { HeldRow, RowLru } from './row-lru';
 
-export interface CachedItem {
+export interface CachedItem extends ItemHolder {
   /** Parsed row, ready for the tensor builder; undefined when the store has no such item. */
-  row: FeatureRow | undefined;
+  readonly row: FeatureRow | undefined;
   /** `_ts` of the stored row (0 if it had none). */
   ts: number;
   /** Approximate size: the length of the stored blob. */

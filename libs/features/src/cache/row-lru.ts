@@ -78,6 +78,7 @@ export class RowLru {
       tick: 0,
       older: undefined,
       newer: undefined,
+      memo: undefined,
     };
     this.byId.set(id, held);
     this.bytesHeld += weight;

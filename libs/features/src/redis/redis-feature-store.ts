@@ -3,7 +3,7 @@ import { ThrottledWarnings } from '@app/common';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { CachedItem, ItemCache } from '../cache/item-cache';
-import { FeatureRow } from '../feature-row';
+import { FeatureRow, ItemHolder } from '../feature-row';
 import { FeatureFetch, FeatureStore, FetchOptions } from '../feature-store.port';
 import { FeaturesMetrics } from '../features.metrics';
 import { decodeBlob } from './feature-blob';
@@ -44,12 +44,16 @@ export class RedisFeatureStore extends FeatureStore {
   ): Promise<FeatureFetch> {
     const started = performance.now();
     const items = new Array<FeatureRow | undefined>(itemIds.length);
+    // A hit's cache entry is its holder: the tensor builder keeps its per-row work there.
+    const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
     const misses: number[] = [];
     const now = this.cache.now();
     for (let i = 0; i < itemIds.length; i++) {
       const hit = this.cache.get(itemIds[i], now);
-      if (hit) items[i] = hit.row;
-      else misses.push(i);
+      if (hit) {
+        items[i] = hit.row;
+        itemHolders[i] = hit;
+      } else misses.push(i);
     }
     const hits = itemIds.length - misses.length;
     // Rows read from here on are cached only if no update seen since then is newer.
@@ -98,6 +102,7 @@ export class RedisFeatureStore extends FeatureStore {
     return {
       user: userRow,
       items,
+      itemHolders,
       degraded: degraded !== undefined,
       stats: { roundTrips, cacheHits: hits, cacheMisses: misses.length },
     };

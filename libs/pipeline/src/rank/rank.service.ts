@@ -132,6 +132,7 @@ export class RankService {
       itemIds,
       itemRequest: request.candidates.map((c) => c.features),
       itemStored: fetched.items,
+      itemHolders: fetched.itemHolders,
       onBadValue: badValueReport(this.metrics, this.warnings, labels, {
         requestId: request.requestId,
         userId: request.user.id,

@@ -1,4 +1,4 @@
-import { FeatureRow } from '@app/features';
+import { FeatureRow, ItemHolder } from '@app/features';
 import { FeatureSource } from '../bundle/bundle-definition';
 
 /** Where a value was read: sent with the request, or fetched from the feature store. */
@@ -21,6 +21,8 @@ export interface FeatureFrame {
   itemRequest: readonly (FeatureRow | undefined)[];
   /** Features from the store, in candidate order; undefined where the store has none. */
   itemStored: readonly (FeatureRow | undefined)[];
+  /** Where the store holds each stored row, if it says (FeatureFetch.itemHolders). */
+  itemHolders?: readonly (ItemHolder | undefined)[];
   /**
    * Told of each value present but unusable as its declared type, or not finite in a column that
    * reads it; the next layer (stored value, then the declared default) is used instead. A value

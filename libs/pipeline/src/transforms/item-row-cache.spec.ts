@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { FeatureRow } from '@app/features';
+import { FeatureRow, ItemHolder } from '@app/features';
 import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
 import { FeatureFrame } from './feature-frame';
 import { FeatureValues } from './feature-values';
@@ -252,5 +252,75 @@ describe('ItemRowCache', () => {
     expect(state.generation).toBeGreaterThan(before + 1);
     // Bounded by twice the arena's keys (a few thousand slots) plus the spare, not 150,000.
     expect(most).toBeLessThan(100_000);
+  });
+
+  describe("with the store's holders of the rows", () => {
+    const withHolders = (frame: FeatureFrame, holders: ItemHolder[]): FeatureFrame => ({
+      ...frame,
+      itemHolders: holders,
+    });
+
+    it("finds kept rows through the holders' memos, without looking them up again", () => {
+      const items = new ItemRowCache();
+      const builder = new TensorBuilder(inputs, values, items);
+      const rows = rowsOf(300);
+      const holders: ItemHolder[] = rows.map((row) => ({ row }));
+      const frame = withHolders(frameOf(rows), holders);
+      const expected = rows.map((r) => [r.price, r.rating]);
+      expect(built(builder, frame)).toEqual(expected);
+      expect(holders.every((h) => h.memo !== undefined)).toBe(true);
+      // With the lookup by row emptied, the memos alone find every row: nothing is computed or
+      // kept again.
+      const state = items as unknown as { kept: WeakMap<object, unknown>; nextSlot: number };
+      const slots = state.nextSlot;
+      state.kept = new WeakMap();
+      expect(built(builder, withHolders(frameOf(rows), holders))).toEqual(expected);
+      expect(state.nextSlot).toBe(slots);
+    });
+
+    it('takes a memo only for the same row object and the same arena', () => {
+      const items = new ItemRowCache();
+      const builder = new TensorBuilder(inputs, values, items);
+      const rows = rowsOf(3);
+      const holders: ItemHolder[] = rows.map((row) => ({ row }));
+      built(builder, withHolders(frameOf(rows), holders));
+      // A store that handed out a holder with a memo for another row than the one fetched.
+      const updated = [{ price: 50, rating: 1 }, rows[1], rows[2]];
+      expect(built(builder, withHolders(frameOf(updated), holders))).toEqual([
+        [50, 1],
+        [1, 1],
+        [2, 2],
+      ]);
+      // Another bundle's item side (its own arena, other columns) over the same holders.
+      const other: ModelInputSpec[] = [
+        {
+          name: 'x',
+          dtype: 'float32',
+          columns: [{ op: 'identity', feature: { source: 'item', name: 'rating' } }],
+        },
+      ];
+      const otherBuilder = new TensorBuilder(other, new FeatureValues(features, other));
+      const data = otherBuilder.build(withHolders(frameOf(rows), holders)).x.data as Float32Array;
+      expect(Array.from(data)).toEqual([0, 1, 2]);
+      // And back: each side finds its own values whoever wrote the memo last.
+      expect(built(builder, withHolders(frameOf(rows), holders))).toEqual(
+        rows.map((r) => [r.price, r.rating]),
+      );
+    });
+
+    it('never leaves a memo on a holder for a row object kept under another id', () => {
+      const items = new ItemRowCache();
+      const builder = new TensorBuilder(inputs, values, items);
+      const rows = rowsOf(2);
+      const shared = [rows[1], rows[1]];
+      const holders: ItemHolder[] = shared.map((row) => ({ row }));
+      // rows[1] is kept under item-0 first (its first position), then met under item-1.
+      expect(built(builder, withHolders(frameOf(shared), holders))).toEqual([
+        [1, 1],
+        [1, 1],
+      ]);
+      expect(holders[0].memo).toBeDefined();
+      expect(holders[1].memo).toBeUndefined();
+    });
   });
 });

@@ -10,7 +10,14 @@ interface KeptRow {
   id: string;
   /** Where its item-only column values start in the arena, its item keys' codes after them. */
   at: number;
+  /** The row it was computed from, and the arena it is in (see `token`): a holder's memo is
+   * taken only for the same row and arena. */
+  row: FeatureRow;
+  token: number;
 }
+
+/** Arenas made so far, in this process: each gets its own token. */
+let arenasMade = 0;
 
 /** The distinct values of one item key in a request, and each row's index among them. */
 export interface DistinctKeys {
@@ -43,10 +50,14 @@ const SPARE_KEY_CODES = 65_536;
  * gathers them from contiguous memory instead of chasing a small array per item across the heap.
  * Item keys (the item strings of crosses and matches) are kept beside them as codes: each distinct
  * key string has one number, so a request lists its distinct keys by reading numbers it reads
- * anyway and marking them in a table, with no string hashing or map lookup per row. What is kept lives exactly as long as the row object (the item
- * cache's entry, or the in-memory store's row): a WeakMap finds it, and a FinalizationRegistry
- * gives the row's arena slot back once the row is collected. An updated row is a new object, so
- * it is computed afresh. A row whose request sent features of its own is computed every time,
+ * anyway and marking them in a table, with no string hashing or map lookup per row. What is kept
+ * lives exactly as long as the row object (the item cache's entry, or the in-memory store's row):
+ * a WeakMap finds it, and a FinalizationRegistry gives the row's arena slot back once the row is
+ * collected. Where the store hands out the holder of a row (FeatureFrame.itemHolders: the item
+ * cache's entry, which the fetch has just read), the holder's memo remembers the kept row too, so
+ * a warm item costs no WeakMap probe, nor a read of the row object or of the id kept with it: the
+ * memo is taken for the same row object in the same arena only. An updated row is a new object,
+ * so it is computed afresh. A row whose request sent features of its own is computed every time,
  * never kept. Per request, the rows are looked up once and each key's distinct values listed
  * once, whichever model asks first (keyed by the frame, so nothing outlives the request).
  *
@@ -81,6 +92,8 @@ export class ItemRowCache {
   private readonly freeSlots: number[] = [];
   /** Counts arenas started over: a slot of an earlier one is not the current one's to reuse. */
   private generation = 0;
+  /** This arena among all of the process's (every cache's, every start-over). */
+  private token = 0;
   private readonly released = new FinalizationRegistry<{ generation: number; at: number }>(
     ({ generation, at }) => {
       if (generation === this.generation) this.freeSlots.push(at);
@@ -120,6 +133,8 @@ export class ItemRowCache {
       return { at, source, keys: [] };
     }
     const width = this.width;
+    const token = this.token;
+    const holders = frame.itemHolders;
     // Rows computed for this request alone share one array; their keys are strings, not codes.
     let own: Float64Array | undefined;
     let ownKeys: string[][] | undefined;
@@ -128,10 +143,18 @@ export class ItemRowCache {
       const stored: FeatureRow | undefined = frame.itemStored[r];
       // Request-supplied features change the values: those rows are computed, never kept.
       if (stored !== undefined && frame.itemRequest[r] === undefined) {
+        // The store's holder of this id's row remembers where it is kept: no lookup by row.
+        const holder = holders?.[r];
+        const memo = holder?.memo as KeptRow | undefined;
+        if (memo?.token === token && memo.row === stored) {
+          at[r] = memo.at;
+          continue;
+        }
         const kept = this.kept.get(stored) ?? this.keep(stored, frame.itemIds[r], frame, r);
         // A row object kept under another id is computed for this request alone.
         if (kept.id === frame.itemIds[r]) {
           at[r] = kept.at;
+          if (holder?.row === stored) holder.memo = kept;
           continue;
         }
       }
@@ -252,7 +275,7 @@ export class ItemRowCache {
     const offset = at + this.columns.length;
     for (let k = 0; k < this.keyReaders.length; k++)
       this.arena[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
-    const kept = { id, at };
+    const kept: KeptRow = { id, at, row: stored, token: this.token };
     this.kept.set(stored, kept);
     this.released.register(stored, { generation: this.generation, at }, kept);
     return kept;
@@ -316,6 +339,7 @@ export class ItemRowCache {
 
   private reset(): void {
     this.generation++;
+    this.token = ++arenasMade;
     this.width = this.columns.length + this.keyReaders.length;
     this.kept = new WeakMap();
     this.keyTexts = [];
