@@ -4,8 +4,10 @@
  * many requests' scores); run in the turn that brought them, their work adds up to tens of
  * milliseconds in which no timer fires and no other socket is read. At its yield points a request
  * asks `pass()`: within `budgetMs` of the first ask of this loop turn it goes on at once; past it
- * (or while others wait) it waits its turn, and the waiting go on one per loop turn, in the order
- * they asked, so timers and I/O run between them. A budget of 0 never holds anyone back.
+ * (or while others wait) it waits its turn, and the waiting go on one per loop turn (each in a
+ * setImmediate: the first at the end of the turn that held it back, the next ones each in a turn
+ * of its own), in the order they asked, so timers and I/O run between them. A budget of 0 never
+ * holds anyone back.
  *
  * The slice counts from the first ask of a turn (work before it in that turn is not seen), and one
  * step runs whole once started: the slicer bounds how many requests' steps share a turn, not how
