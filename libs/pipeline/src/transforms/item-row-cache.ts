@@ -90,13 +90,14 @@ export class ItemRowCache {
   private serial = 0;
   private nextSlot = 0;
   private readonly freeSlots: number[] = [];
-  /** Counts arenas started over: a slot of an earlier one is not the current one's to reuse. */
-  private generation = 0;
-  /** This arena among all of the process's (every cache's, every start-over). */
+  /**
+   * This arena among all of the process's (every cache's, every start-over): a slot or a memo of
+   * an earlier one is not the current one's.
+   */
   private token = 0;
-  private readonly released = new FinalizationRegistry<{ generation: number; at: number }>(
-    ({ generation, at }) => {
-      if (generation === this.generation) this.freeSlots.push(at);
+  private readonly released = new FinalizationRegistry<{ token: number; at: number }>(
+    ({ token, at }) => {
+      if (token === this.token) this.freeSlots.push(at);
     },
   );
 
@@ -277,7 +278,7 @@ export class ItemRowCache {
       this.arena[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
     const kept: KeptRow = { id, at, row: stored, token: this.token };
     this.kept.set(stored, kept);
-    this.released.register(stored, { generation: this.generation, at }, kept);
+    this.released.register(stored, { token: this.token, at }, kept);
     return kept;
   }
 
@@ -338,7 +339,6 @@ export class ItemRowCache {
   }
 
   private reset(): void {
-    this.generation++;
     this.token = ++arenasMade;
     this.width = this.columns.length + this.keyReaders.length;
     this.kept = new WeakMap();
