@@ -14,6 +14,12 @@ describe('PipelineConfig', () => {
     });
     expect(config.BUNDLES_BROADCAST_REDIS_URL).toBe('');
     expect(config.BUNDLES_BROADCAST_CHANNEL).toBe('ranker:bundles');
+    expect(config.RANK_LOOP_SLICE_MS).toBe(2);
+  });
+
+  it('takes a loop slice of 0 (off) to 1000 ms', () => {
+    expect(load({ RANK_LOOP_SLICE_MS: '0' }).RANK_LOOP_SLICE_MS).toBe(0);
+    expect(load({ RANK_LOOP_SLICE_MS: '1000' }).RANK_LOOP_SLICE_MS).toBe(1000);
   });
 
   it('takes 0 to stop polling, and a broadcast Redis with its channel', () => {
@@ -35,6 +41,10 @@ describe('PipelineConfig', () => {
     ['BUNDLES_MAX_MODEL_BYTES', '1.5'],
     ['BUNDLES_BROADCAST_REDIS_URL', 'localhost:6379'],
     ['BUNDLES_BROADCAST_CHANNEL', 'has space'],
+    ['RANK_LOOP_SLICE_MS', '-1'],
+    ['RANK_LOOP_SLICE_MS', '1001'],
+    ['RANK_LOOP_SLICE_MS', '2.5'],
+    ['RANK_LOOP_SLICE_MS', 'soon'],
   ])('refuses %s=%s, naming it', (name, raw) => {
     expect(() => load({ [name]: raw })).toThrow(ConfigInvalidError);
     expect(() => load({ [name]: raw })).toThrow(new RegExp(`${name}=`));
