@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { countNonFinite, DeadlineExceededError, LoopSlicer, ThrottledWarnings } from '@app/common';
-import { FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
+import { FeatureRow, FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { PipelineMetrics } from '../pipeline.metrics';
@@ -105,7 +105,7 @@ export class RankService {
     // Each step that may follow many others ready at once (a burst of requests, one Redis reply
     // or one worker message for many) passes the loop slicer first: the loop keeps turning.
     if (sliced) await this.turn('start');
-    const itemIds = request.candidates.map((c) => c.id);
+    const { itemIds, itemRequest } = candidateColumns(request.candidates);
     // Before the fetch: a request no model queue can take never costs a round trip.
     try {
       checkFits(scene, itemIds.length);
@@ -130,7 +130,7 @@ export class RankService {
       userStored: fetched.user,
       context: request.context,
       itemIds,
-      itemRequest: request.candidates.map((c) => c.features),
+      itemRequest,
       itemStored: fetched.items,
       itemHolders: fetched.itemHolders,
       onBadValue: badValueReport(this.metrics, this.warnings, labels, {
@@ -189,4 +189,28 @@ export class RankService {
       timeoutMs: Math.min(this.featuresConfig.FEATURES_FETCH_TIMEOUT_MS, remaining),
     };
   }
+}
+
+/** Read for every row of a request whose candidates sent no features: undefined at every index. */
+const NO_ITEM_FEATURES: readonly (FeatureRow | undefined)[] = Object.freeze([]);
+
+/**
+ * The candidates' ids, and their request features by row: an array only when some candidate sent
+ * features (most requests send none, and a 3,000-row array of undefined is garbage made for
+ * nothing).
+ */
+function candidateColumns(candidates: RankRequest['candidates']): {
+  itemIds: string[];
+  itemRequest: readonly (FeatureRow | undefined)[];
+} {
+  const n = candidates.length;
+  const itemIds = new Array<string>(n);
+  let itemRequest: (FeatureRow | undefined)[] | undefined;
+  for (let i = 0; i < n; i++) {
+    const { id, features } = candidates[i];
+    itemIds[i] = id;
+    if (features !== undefined)
+      (itemRequest ??= new Array<FeatureRow | undefined>(n))[i] = features;
+  }
+  return { itemIds, itemRequest: itemRequest ?? NO_ITEM_FEATURES };
 }
