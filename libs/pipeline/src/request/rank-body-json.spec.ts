@@ -106,6 +106,22 @@ describe('fastParse (the rank body fast path)', () => {
   });
 
   it.each([
+    ['more candidates than the array made at once', 20_000, 0],
+    ['few candidates before a large field', 3, 200_000],
+    ['no candidates before a large field', 0, 50_000],
+  ])('reads %s exactly', (_name, count, padding) => {
+    const body = {
+      candidates: Array.from({ length: count }, (_, i) => ({ id: `i${i}` })),
+      context: { note: 'x'.repeat(padding) },
+    };
+    const text = JSON.stringify(body);
+    const fast = fastParse(text);
+    expect(fast).toBeDefined();
+    expect(fast!.value).toEqual(body);
+    expect((fast!.value as typeof body).candidates).toHaveLength(count);
+  });
+
+  it.each([
     ['candidates with features', '{"candidates":[{"id":"a","features":{"x":1}}]}'],
     ['an escaped id', '{"candidates":[{"id":"a\\"b"}]}'],
     ['a control character in an id', '{"candidates":[{"id":"a\u0001"}]}'],

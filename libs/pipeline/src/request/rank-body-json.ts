@@ -91,16 +91,24 @@ export function parseRankBody(text: string): unknown {
 }
 
 /**
+ * Candidates an array is made for at once: beyond that it grows as written (a body whose other
+ * fields are large must not buy a huge array, nor one V8 would keep as a dictionary).
+ */
+const MAX_PREALLOCATED = 16_384;
+
+/**
  * Reads `[{"id":"..."}, ...]` from `start` (a `[`), allowing JSON whitespace between tokens.
  * The candidates and the index after the `]`; undefined for anything else. The array is made
- * once, as long as the rest of the text could hold (`{"id":""},` is 10 characters) and cut to
- * length at the end: grown by push, a 3,000-candidate list was reallocated a dozen times.
+ * once, as long as the rest of the text could hold (`{"id":""},` is 10 characters; at most
+ * MAX_PREALLOCATED) and cut to length at the end: grown by push, a 3,000-candidate list was
+ * reallocated a dozen times.
  */
 function scanCandidates(
   text: string,
   start: number,
 ): { candidates: { id: string }[]; end: number } | undefined {
-  const candidates = new Array<{ id: string }>(Math.floor((text.length - start) / 10) + 1);
+  const room = Math.floor((text.length - start) / 10) + 1;
+  const candidates = new Array<{ id: string }>(Math.min(room, MAX_PREALLOCATED));
   let n = 0;
   const done = (end: number) => {
     candidates.length = n;
