@@ -41,14 +41,14 @@ export function compileFusion(text: string): CompiledFusion {
 }
 
 function compileNode(node: FusionNode, variables: string[]): BlockFn {
-  const out = new Float64Array(FUSION_BLOCK_ROWS);
   switch (node.kind) {
     case 'num': {
-      out.fill(node.value);
+      const out = new Float64Array(FUSION_BLOCK_ROWS).fill(node.value);
       return () => out;
     }
     case 'var': {
       const index = variables.indexOf(node.name);
+      const out = new Float64Array(FUSION_BLOCK_ROWS);
       return (cols, from, n) => {
         const col = cols[index];
         for (let k = 0; k < n; k++) out[k] = col[from + k];
@@ -57,6 +57,7 @@ function compileNode(node: FusionNode, variables: string[]): BlockFn {
     }
     case 'neg': {
       const a = compileNode(node.arg, variables);
+      const out = new Float64Array(FUSION_BLOCK_ROWS);
       return (cols, from, n) => {
         const x = a(cols, from, n);
         for (let k = 0; k < n; k++) out[k] = -x[k];
