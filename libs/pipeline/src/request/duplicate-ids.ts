@@ -27,9 +27,6 @@ export class DuplicateIds {
   private readonly seed = randomInt(0x7fffffff);
   /** Every id added so far with its index, once the request has left the table. */
   private fallback: Map<string, number> | undefined;
-  /** Indices added to the table so far, in order, to fill the fallback from. */
-  private added = new Int32Array(0);
-  private count = 0;
 
   constructor(private readonly maxProbes = MAX_PROBES) {}
 
@@ -41,7 +38,6 @@ export class DuplicateIds {
       this.stamps = new Int32Array(size);
       this.stamp = 0;
     }
-    if (candidates > this.added.length) this.added = new Int32Array(candidates);
     this.mask = this.slots.length - 1;
     if (this.stamp === 0x7fffffff) {
       this.stamps.fill(0);
@@ -49,7 +45,6 @@ export class DuplicateIds {
     }
     this.stamp++;
     this.fallback = undefined;
-    this.count = 0;
   }
 
   /**
@@ -64,16 +59,17 @@ export class DuplicateIds {
       if (stamps[at] !== stamp) {
         stamps[at] = stamp;
         slots[at] = index;
-        this.added[this.count++] = index;
         return -1;
       }
       const j = slots[at];
       if (idAt(j) === id) return j;
       at = (at + 1) & mask;
     }
-    // Too long a run: the ids seen so far, and the rest of the request, go to a Map.
+    // Too long a run: the ids seen so far (the slots stamped for this request, each id once with
+    // its first index), and the rest of the request, go to a Map.
     const map = new Map<string, number>();
-    for (let k = 0; k < this.count; k++) map.set(idAt(this.added[k]), this.added[k]);
+    for (let k = 0; k < slots.length; k++)
+      if (stamps[k] === stamp) map.set(idAt(slots[k]), slots[k]);
     this.fallback = map;
     return this.mapFirst(map, id, index);
   }
