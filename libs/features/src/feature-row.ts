@@ -8,14 +8,21 @@ export type FeatureEntity = 'user' | 'item';
 
 /**
  * What a store holds one item's row in (the item cache's entry, the in-memory store's record),
- * handed out by `fetch` beside the row. `memo` is a consumer's: it may keep there what it derives
- * from `row` and find it again on the next fetch without a lookup of its own. The store never
- * reads it; a holder whose row is replaced is a new holder, or keeps its memo for a row it no
- * longer holds, so a consumer checks the memo against the row it got.
+ * handed out by `fetch` beside the row. The `memo` fields are a consumer's: it may keep there what
+ * it derives from `row` (a key of its own and a number) and find it again on the next fetch
+ * without a lookup of its own. They are plain fields of the holder, not an object of their own,
+ * so taking the memo reads the holder alone, which the fetch has just read. The store never reads
+ * them (it creates them as `undefined`, 0 and 0); a holder whose row is replaced is a new holder,
+ * or keeps its memo for a row it no longer holds, so a consumer checks `memoRow` against the row
+ * it got.
  */
 export interface ItemHolder {
   readonly row: FeatureRow | undefined;
-  memo?: unknown;
+  /** The row the memo was derived from. */
+  memoRow: FeatureRow | undefined;
+  /** The consumer's key: whose memo it is (0: none). */
+  memoKey: number;
+  memoValue: number;
 }
 
 export function isFeatureValue(value: unknown): value is FeatureValue {

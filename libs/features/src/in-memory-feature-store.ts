@@ -15,7 +15,13 @@ export class InMemoryFeatureStore extends FeatureStore {
 
   put(record: FeatureRecord): void {
     if (record.entity === 'user') this.users.set(record.id, record.fields);
-    else this.items.set(record.id, { row: record.fields, memo: undefined });
+    else
+      this.items.set(record.id, {
+        row: record.fields,
+        memoRow: undefined,
+        memoKey: 0,
+        memoValue: 0,
+      });
   }
 
   get size(): { users: number; items: number } {

@@ -134,7 +134,7 @@ describe('ItemCache', () => {
     it('keeps a known-absent item (row undefined) as a hit', () => {
       const cache = new ItemCache(roomy);
       cache.fill('nope', item(0, null, 16));
-      expect(cache.get('nope')).toEqual({ row: undefined, ts: 0, bytes: 16 });
+      expect(cache.get('nope')).toMatchObject({ row: undefined, ts: 0, bytes: 16 });
     });
 
     it('invalidate drops one entry, clear drops all', () => {
@@ -257,7 +257,7 @@ describe('ItemCache', () => {
       for (let i = 0; i < 10; i++) expect(cache.get(`hot${i}`)?.row).toEqual({ i });
       expect(cache.size).toBe(10);
       expect(cache.negativeSize).toBe(5);
-      expect(cache.get('unknown999')).toEqual({ row: undefined, ts: 0, bytes: 16 });
+      expect(cache.get('unknown999')).toMatchObject({ row: undefined, ts: 0, bytes: 16 });
       expect(cache.get('unknown0')).toBeUndefined();
       expect(onEvict).not.toHaveBeenCalled();
     });

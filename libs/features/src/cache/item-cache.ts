@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { FeatureRow, ItemHolder } from '../feature-row';
 import { HeldRow, RowLru } from './row-lru';
 
-export interface CachedItem extends ItemHolder {
+/** A row read from the store, as handed to `fill`. */
+export interface CachedItem {
   /** Parsed row, ready for the tensor builder; undefined when the store has no such item. */
   readonly row: FeatureRow | undefined;
   /** `_ts` of the stored row (0 if it had none). */
@@ -25,6 +26,9 @@ export interface ItemCacheOptions {
 export const UPDATE_MEMORY_MAX_ENTRIES = 100_000;
 export const UPDATE_MEMORY_MS = 5 * 60_000;
 const DEFAULT_MAX_NEGATIVE_ENTRIES = 100_000;
+
+/** A row as the cache holds it: also the holder of its consumers' memo (see ItemHolder). */
+export type CachedEntry = CachedItem & ItemHolder;
 
 interface SeenUpdate {
   ts: number;
@@ -57,7 +61,7 @@ interface SeenUpdate {
 export class ItemCache {
   private readonly rows: RowLru;
   private readonly ttlMs: number;
-  private readonly absent?: LRUCache<string, CachedItem>;
+  private readonly absent?: LRUCache<string, CachedEntry>;
   private readonly updatedAt: LRUCache<string, SeenUpdate>;
   private readonly clock: { now(): number };
   /** Newest clock time at which an update that has since been evicted from memory was seen. */
@@ -70,7 +74,7 @@ export class ItemCache {
     this.rows = new RowLru(options.maxEntries, options.maxBytes, onEvict);
     const maxNegative = options.maxNegativeEntries ?? DEFAULT_MAX_NEGATIVE_ENTRIES;
     if (maxNegative > 0)
-      this.absent = new LRUCache<string, CachedItem>({
+      this.absent = new LRUCache<string, CachedEntry>({
         ...timing,
         max: maxNegative,
         ttl: options.ttlMs,
@@ -103,7 +107,7 @@ export class ItemCache {
    *
    * A hit reads the entry alone; recency is LRU, refreshed as RowLru.touch says.
    */
-  get(id: string, now = this.clock.now()): CachedItem | undefined {
+  get(id: string, now = this.clock.now()): CachedEntry | undefined {
     const held = this.rows.peek(id);
     if (held !== undefined) {
       if (held.expiresAt <= now) {
@@ -130,7 +134,7 @@ export class ItemCache {
     if (item.row === undefined) {
       if (!this.absent) return false;
       this.rows.delete(id);
-      this.absent.set(id, item);
+      this.absent.set(id, { ...item, memoRow: undefined, memoKey: 0, memoValue: 0 });
     } else {
       this.absent?.delete(id);
       this.rows.set(id, item, this.expiry());

@@ -1,7 +1,8 @@
+import type { ItemHolder } from '../feature-row';
 import type { CachedItem } from './item-cache';
 
 /** A cached row as held: list links, expiry and recency in the same object as the row. */
-export interface HeldRow extends CachedItem {
+export interface HeldRow extends CachedItem, ItemHolder {
   readonly id: string;
   /** Clock time from which the row is stale. */
   readonly expiresAt: number;
@@ -78,7 +79,9 @@ export class RowLru {
       tick: 0,
       older: undefined,
       newer: undefined,
-      memo: undefined,
+      memoRow: undefined,
+      memoKey: 0,
+      memoValue: 0,
     };
     this.byId.set(id, held);
     this.bytesHeld += weight;

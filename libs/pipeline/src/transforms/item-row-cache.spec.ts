@@ -154,12 +154,37 @@ describe('ItemRowCache', () => {
     expect(await items.warm(held, 100)).toBe(0);
   });
 
+  it('keeps each value as the inputs it feeds hold it: the same tensors as computed afresh', () => {
+    // One column in a float32 and an int64 input: values a float32 rounds (2^24 + 1, 0.1) and
+    // an int64 truncates (2.7, -2.7), beside plain ones.
+    const column = { op: 'identity', feature: { source: 'item', name: 'price' } } as const;
+    const both: ModelInputSpec[] = [
+      { name: 'f', dtype: 'float32', columns: [column] },
+      { name: 'i', dtype: 'int64', columns: [column] },
+    ];
+    const prices = [2 ** 24 + 1, 0.1, 2.7, -2.7, 3, 2 ** 31 - 1];
+    const rows = prices.map((price) => ({ price, rating: 0 }));
+    const tensors = (frame: FeatureFrame) => {
+      const feeds = new TensorBuilder(both, new FeatureValues(features, both), items).build(frame);
+      return [Array.from(feeds.f.data as Float32Array), Array.from(feeds.i.data as BigInt64Array)];
+    };
+    const items = new ItemRowCache();
+    // int64 inputs are written as their low words (ids are below 2^31: see TensorBuilder).
+    const expected = [prices.map((p) => Math.fround(p)), prices.map((p) => BigInt((p | 0) >>> 0))];
+    // Computed and kept, then read back from the kept cells, then computed for the request alone
+    // (request features: the request's own cells).
+    expect(tensors(frameOf(rows))).toEqual(expected);
+    expect(tensors(frameOf(rows))).toEqual(expected);
+    expect(tensors(frameOf(rows, rows))).toEqual(expected);
+  });
+
   it('reuses the arena slots of collected rows instead of growing', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const items = new ItemRowCache();
     const builder = new TensorBuilder(inputs, values, items);
-    const arenaLength = () => (items as unknown as { arena: Float64Array }).arena.length;
+    const arenaLength = () =>
+      (items as unknown as { arena: { ints: Int32Array } }).arena.ints.length;
     for (let round = 0; round < 6; round++) {
       // 1,000 new row objects per round (an item cache refreshing): the old ones die.
       const rows = rowsOf(1000, round * 1000);
@@ -257,6 +282,12 @@ describe('ItemRowCache', () => {
   });
 
   describe("with the store's holders of the rows", () => {
+    const holderOf = (row: FeatureRow): ItemHolder => ({
+      row,
+      memoRow: undefined,
+      memoKey: 0,
+      memoValue: 0,
+    });
     const withHolders = (frame: FeatureFrame, holders: ItemHolder[]): FeatureFrame => ({
       ...frame,
       itemHolders: holders,
@@ -266,11 +297,11 @@ describe('ItemRowCache', () => {
       const items = new ItemRowCache();
       const builder = new TensorBuilder(inputs, values, items);
       const rows = rowsOf(300);
-      const holders: ItemHolder[] = rows.map((row) => ({ row }));
+      const holders: ItemHolder[] = rows.map(holderOf);
       const frame = withHolders(frameOf(rows), holders);
       const expected = rows.map((r) => [r.price, r.rating]);
       expect(built(builder, frame)).toEqual(expected);
-      expect(holders.every((h) => h.memo !== undefined)).toBe(true);
+      expect(holders.every((h) => h.memoRow === h.row && h.memoKey !== 0)).toBe(true);
       // With the lookup by row emptied, the memos alone find every row: nothing is computed or
       // kept again.
       const state = items as unknown as { kept: WeakMap<object, unknown>; nextSlot: number };
@@ -284,7 +315,7 @@ describe('ItemRowCache', () => {
       const items = new ItemRowCache();
       const builder = new TensorBuilder(inputs, values, items);
       const rows = rowsOf(3);
-      const holders: ItemHolder[] = rows.map((row) => ({ row }));
+      const holders: ItemHolder[] = rows.map(holderOf);
       built(builder, withHolders(frameOf(rows), holders));
       // A store that handed out a holder with a memo for another row than the one fetched.
       const updated = [{ price: 50, rating: 1 }, rows[1], rows[2]];
@@ -315,14 +346,14 @@ describe('ItemRowCache', () => {
       const builder = new TensorBuilder(inputs, values, items);
       const rows = rowsOf(2);
       const shared = [rows[1], rows[1]];
-      const holders: ItemHolder[] = shared.map((row) => ({ row }));
+      const holders: ItemHolder[] = shared.map(holderOf);
       // rows[1] is kept under item-0 first (its first position), then met under item-1.
       expect(built(builder, withHolders(frameOf(shared), holders))).toEqual([
         [1, 1],
         [1, 1],
       ]);
-      expect(holders[0].memo).toBeDefined();
-      expect(holders[1].memo).toBeUndefined();
+      expect(holders[0].memoRow).toBe(rows[1]);
+      expect(holders[1].memoRow).toBeUndefined();
     });
   });
 });

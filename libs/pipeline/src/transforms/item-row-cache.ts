@@ -10,8 +10,7 @@ interface KeptRow {
   id: string;
   /** Where its item-only column values start in the arena, its item keys' codes after them. */
   at: number;
-  /** The row it was computed from, and the arena it is in (see `token`): a holder's memo is
-   * taken only for the same row and arena. */
+  /** The row it was computed from, and the arena it is in (see `token`). */
   row: FeatureRow;
   token: number;
 }
@@ -25,16 +24,29 @@ export interface DistinctKeys {
   index: Int32Array;
 }
 
+/**
+ * Cells of item rows, 4 bytes each, seen as float32 and as int32: a slot feeding float32 inputs
+ * holds its value as a float32, one feeding int64 inputs (or a key's code) as an int32, exactly as
+ * the input's own typed array would hold it, so copying a cell into an input writes the value
+ * the input would have got from the computed number.
+ */
+export interface ItemCells {
+  floats: Float32Array;
+  ints: Int32Array;
+}
+
 /** One request's item side, computed once for all the bundle's models. */
 export interface RequestItems {
   /**
-   * Item-only column values, row after row of the request: row r's value of slot s is
-   * `values[at[r] + s]`. A kept row's values stay where they are (in the cache's arena); a row
-   * computed for this request alone is in a request-own array.
+   * Where each row's cells start: row r's value of slot s is cell `at[r] + s` of `kept` (a kept
+   * row: its cells stay where they are, in the cache's arena) or of `own.cells` (a row computed
+   * for this request alone, marked in `own.rows`).
    */
   at: Int32Array;
-  /** Per row: the array its values are in (the arena, or the request's own). */
-  source: Float64Array[];
+  /** The arena as it was when the request's rows were looked up: it holds all of them. */
+  kept: ItemCells;
+  /** Rows computed for this request alone; undefined when there are none. */
+  own: { cells: ItemCells; rows: Uint8Array } | undefined;
   keys: DistinctKeys[];
 }
 
@@ -46,16 +58,19 @@ const SPARE_KEY_CODES = 65_536;
 /**
  * The item side of a bundle's tensors, shared by its models (the example bundle's two models
  * read the same item columns and keys). Item-only column values are kept for each stored row
- * object in one packed arena (a Float64Array, the row's values side by side), so a request
- * gathers them from contiguous memory instead of chasing a small array per item across the heap.
- * Item keys (the item strings of crosses and matches) are kept beside them as codes: each distinct
- * key string has one number, so a request lists its distinct keys by reading numbers it reads
- * anyway and marking them in a table, with no string hashing or map lookup per row. What is kept
- * lives exactly as long as the row object (the item cache's entry, or the in-memory store's row):
- * a WeakMap finds it, and a FinalizationRegistry gives the row's arena slot back once the row is
- * collected. Where the store hands out the holder of a row (FeatureFrame.itemHolders: the item
- * cache's entry, which the fetch has just read), the holder's memo remembers the kept row too, so
- * a warm item costs no WeakMap probe, nor a read of the row object or of the id kept with it: the
+ * object in one packed arena of 4-byte cells (see ItemCells: the row's values side by side, each
+ * as the inputs it feeds hold it, so a row of the example bundle is 80 bytes, not the 160 of
+ * float64 values), so a request gathers them from contiguous memory instead of chasing a small
+ * array per item across the heap, and three passes over 3,000 random rows (keys, then each model's
+ * inputs) find them in a cache that holds them all. Item keys (the item strings of crosses and
+ * matches) are kept beside them as codes: each distinct key string has one number, so a request
+ * lists its distinct keys by reading numbers it reads anyway and marking them in a table, with no
+ * string hashing or map lookup per row. What is kept lives exactly as long as the row object (the
+ * item cache's entry, or the in-memory store's row): a WeakMap finds it, and a
+ * FinalizationRegistry gives the row's arena slot back once the row is collected. Where the store
+ * hands out the holder of a row (FeatureFrame.itemHolders: the item cache's entry, which the fetch
+ * has just read), the holder's memo fields remember where the row is kept (the arena's token and
+ * the slot), so a warm item costs no WeakMap probe, nor a read of any object but the holder: the
  * memo is taken for the same row object in the same arena only. An updated row is a new object,
  * so it is computed afresh. A row whose request sent features of its own is computed every time,
  * never kept. Per request, the rows are looked up once and each key's distinct values listed
@@ -69,16 +84,18 @@ const SPARE_KEY_CODES = 65_536;
  */
 export class ItemRowCache {
   private readonly columns: CompiledColumn[] = [];
+  /** Per column slot: whether it feeds int64 inputs (an int32 cell) or float32 ones (a float32). */
+  private readonly slotIsInt: boolean[] = [];
   private readonly columnSlots = new Map<string, number>();
   private readonly keyReaders: TextReader[] = [];
   private readonly keySlots = new Map<string, number>();
   private kept = new WeakMap<FeatureRow, KeptRow>();
   private readonly requests = new WeakMap<FeatureFrame, RequestItems>();
   /**
-   * Values of kept rows, `width` per slot: the column values, then the key codes; grows by
+   * Cells of kept rows, `width` per slot: the column values, then the key codes; grows by
    * doubling (a copy, old arrays stay valid).
    */
-  private arena = new Float64Array(0);
+  private arena = cellsOf(new ArrayBuffer(0));
   /** Values per slot: the columns and keys when the arena was made. */
   private width = -1;
   /** Key string by code, and code by key string (for all key slots alike). */
@@ -101,11 +118,17 @@ export class ItemRowCache {
     },
   );
 
-  /** The slot of an item-only column's value; columns with equal specs share one. */
-  columnSlot(spec: ColumnSpec, column: CompiledColumn): number {
-    const key = JSON.stringify(spec);
+  /**
+   * The slot of an item-only column's value for inputs of `dtype`; columns with equal specs and
+   * dtypes share one.
+   */
+  columnSlot(spec: ColumnSpec, column: CompiledColumn, dtype: 'float32' | 'int64'): number {
+    const key = `${dtype} ${JSON.stringify(spec)}`;
     let slot = this.columnSlots.get(key);
-    if (slot === undefined) this.columnSlots.set(key, (slot = this.columns.push(column) - 1));
+    if (slot === undefined) {
+      this.columnSlots.set(key, (slot = this.columns.push(column) - 1));
+      this.slotIsInt.push(dtype === 'int64');
+    }
     return slot;
   }
 
@@ -128,16 +151,13 @@ export class ItemRowCache {
   private rows(frame: FeatureFrame): RequestItems {
     const n = frame.itemIds.length;
     const at = new Int32Array(n);
-    const source = new Array<Float64Array>(n);
-    if (!this.prepared()) {
-      source.fill(this.arena);
-      return { at, source, keys: [] };
-    }
+    if (!this.prepared()) return { at, kept: this.arena, own: undefined, keys: [] };
     const width = this.width;
     const token = this.token;
     const holders = frame.itemHolders;
-    // Rows computed for this request alone share one array; their keys are strings, not codes.
-    let own: Float64Array | undefined;
+    // Rows computed for this request alone share cells of their own; their keys are strings, not
+    // codes.
+    let own: RequestItems['own'];
     let ownKeys: string[][] | undefined;
     let owned = 0;
     for (let r = 0; r < n; r++) {
@@ -146,35 +166,38 @@ export class ItemRowCache {
       if (stored !== undefined && frame.itemRequest[r] === undefined) {
         // The store's holder of this id's row remembers where it is kept: no lookup by row.
         const holder = holders?.[r];
-        const memo = holder?.memo as KeptRow | undefined;
-        if (memo?.token === token && memo.row === stored) {
-          at[r] = memo.at;
+        if (holder !== undefined && holder.memoKey === token && holder.memoRow === stored) {
+          at[r] = holder.memoValue;
           continue;
         }
         const kept = this.kept.get(stored) ?? this.keep(stored, frame.itemIds[r], frame, r);
         // A row object kept under another id is computed for this request alone.
         if (kept.id === frame.itemIds[r]) {
           at[r] = kept.at;
-          if (holder?.row === stored) holder.memo = kept;
+          if (holder?.row === stored) {
+            holder.memoRow = stored;
+            holder.memoKey = token;
+            holder.memoValue = kept.at;
+          }
           continue;
         }
       }
-      own ??= new Float64Array(n * width);
+      own ??= { cells: cellsOf(new ArrayBuffer(n * width * 4)), rows: new Uint8Array(n) };
       ownKeys ??= new Array<string[]>(n);
       at[r] = owned * width;
-      this.computeValues(own, at[r], frame, r);
+      this.computeValues(own.cells, at[r], frame, r);
       ownKeys[r] = this.readKeys(frame, r);
-      source[r] = own;
+      own.rows[r] = 1;
       owned++;
     }
     // Kept rows read the arena as it is now: it holds every slot handed out so far.
-    for (let r = 0; r < n; r++) source[r] ??= this.arena;
+    const cells = this.arena;
     if (this.serial === 0x7fffffff) this.restartSerials();
     const serial = ++this.serial;
     const keys = new Array<DistinctKeys>(this.keyReaders.length);
     for (let slot = 0; slot < keys.length; slot++)
-      keys[slot] = this.distinctKeys(slot, serial, at, source, ownKeys);
-    return { at, source, keys };
+      keys[slot] = this.distinctKeys(slot, serial, at, cells.ints, ownKeys);
+    return { at, kept: cells, own, keys };
   }
 
   /**
@@ -186,7 +209,7 @@ export class ItemRowCache {
     slot: number,
     serial: number,
     at: Int32Array,
-    source: Float64Array[],
+    codes: Int32Array,
     ownKeys: string[][] | undefined,
   ): DistinctKeys {
     const n = at.length;
@@ -200,7 +223,7 @@ export class ItemRowCache {
     for (let r = 0; r < n; r++) {
       const keys = ownKeys?.[r];
       if (keys === undefined) {
-        const code = source[r][at[r] + offset];
+        const code = codes[at[r] + offset];
         if (listedBy[code] !== serial) {
           listedBy[code] = serial;
           listedAt[code] = distinct.push(texts[code]) - 1;
@@ -275,7 +298,7 @@ export class ItemRowCache {
     this.computeValues(this.arena, at, frame, row);
     const offset = at + this.columns.length;
     for (let k = 0; k < this.keyReaders.length; k++)
-      this.arena[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
+      this.arena.ints[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
     const kept: KeptRow = { id, at, row: stored, token: this.token };
     this.kept.set(stored, kept);
     this.released.register(stored, { token: this.token, at }, kept);
@@ -289,9 +312,12 @@ export class ItemRowCache {
     this.freeSlots.push(kept.at);
   }
 
-  private computeValues(into: Float64Array, at: number, frame: FeatureFrame, row: number): void {
-    for (let s = 0; s < this.columns.length; s++)
-      into[at + s] = this.columns[s].compute(frame, row);
+  private computeValues(into: ItemCells, at: number, frame: FeatureFrame, row: number): void {
+    for (let s = 0; s < this.columns.length; s++) {
+      const value = this.columns[s].compute(frame, row);
+      if (this.slotIsInt[s]) into.ints[at + s] = value;
+      else into.floats[at + s] = value;
+    }
   }
 
   private readKeys(frame: FeatureFrame, row: number): string[] {
@@ -327,11 +353,12 @@ export class ItemRowCache {
     const free = this.freeSlots.pop();
     if (free !== undefined) return free;
     const at = this.nextSlot * this.width;
-    if (at + this.width > this.arena.length) {
-      const grown = new Float64Array(
-        Math.max(INITIAL_ARENA_ROWS * this.width, this.arena.length * 2),
+    const cells = this.arena.ints;
+    if (at + this.width > cells.length) {
+      const grown = cellsOf(
+        new ArrayBuffer(4 * Math.max(INITIAL_ARENA_ROWS * this.width, cells.length * 2)),
       );
-      grown.set(this.arena);
+      grown.ints.set(cells);
       this.arena = grown;
     }
     this.nextSlot++;
@@ -347,8 +374,12 @@ export class ItemRowCache {
     this.listedBy = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
     this.listedAt = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
     this.serial = 0;
-    this.arena = new Float64Array(INITIAL_ARENA_ROWS * Math.max(1, this.width));
+    this.arena = cellsOf(new ArrayBuffer(4 * INITIAL_ARENA_ROWS * Math.max(1, this.width)));
     this.nextSlot = 0;
     this.freeSlots.length = 0;
   }
+}
+
+function cellsOf(buffer: ArrayBuffer): ItemCells {
+  return { floats: new Float32Array(buffer), ints: new Int32Array(buffer) };
 }

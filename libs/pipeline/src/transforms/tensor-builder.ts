@@ -78,7 +78,7 @@ export class TensorBuilder {
         const column = compileColumn(spec, values);
         if (!column.perItem) compiled.tiled.push({ col, column, slot: -1 });
         else if (column.itemOnly) {
-          itemOnly.push({ col, column, slot: items.columnSlot(spec, column) });
+          itemOnly.push({ col, column, slot: items.columnSlot(spec, column, input.dtype) });
         } else if (column.itemKey && column.keyValues) {
           const { signature, read } = column.itemKey;
           compiled.keyed.push({ col, column, slot: items.keySlot(signature, read) });
@@ -162,16 +162,21 @@ export class TensorBuilder {
       const count = Math.min(filled, rows - filled);
       out.copyWithin(filled * rowLength, 0, count * rowLength);
     }
-    const { itemCols, itemSlots } = input;
-    if (itemCols.length > 0) {
-      // Kept rows' values are side by side in one arena: this reads contiguous memory.
-      const { at, source } = items;
-      for (let r = 0, base = 0; r < rows; r++, base += rowLength) {
-        const values = source[r];
-        const from = at[r];
-        for (let j = 0; j < itemCols.length; j++)
-          out[base + itemCols[j]] = values[from + itemSlots[j]];
-      }
+    if (input.itemCols.length > 0) {
+      // Kept rows' cells are side by side in one arena: this reads contiguous memory. The cells
+      // are read as the input's own type: a copy, no conversion.
+      const int = stride === 2;
+      const { kept, own } = items;
+      copyCells(
+        input,
+        out,
+        int ? kept.ints : kept.floats,
+        items.at,
+        rowLength,
+        rows,
+        own?.rows,
+        own === undefined ? undefined : int ? own.cells.ints : own.cells.floats,
+      );
     }
     for (const { col, column, slot } of input.keyed) {
       const { distinct, index } = items.keys[slot];
@@ -185,6 +190,28 @@ export class TensorBuilder {
         out[at] = column.compute(frame, r);
       }
     }
+  }
+}
+
+/**
+ * Copies each row's item-only cells into its columns of `out`: from `kept` at `at[r]`, or for a
+ * row marked in `ownRows`, from `ownCells`.
+ */
+function copyCells<T extends Float32Array | Int32Array>(
+  { itemCols, itemSlots }: CompiledInput,
+  out: T,
+  kept: T,
+  at: Int32Array,
+  rowLength: number,
+  rows: number,
+  ownRows: Uint8Array | undefined,
+  ownCells: T | undefined,
+): void {
+  const width = itemCols.length;
+  for (let r = 0, base = 0; r < rows; r++, base += rowLength) {
+    const cells = ownRows !== undefined && ownRows[r] === 1 ? ownCells! : kept;
+    const from = at[r];
+    for (let j = 0; j < width; j++) out[base + itemCols[j]] = cells[from + itemSlots[j]];
   }
 }
 
