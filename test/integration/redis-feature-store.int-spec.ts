@@ -156,6 +156,12 @@ describe('RedisFeatureStore (real standalone Redis)', () => {
     }
     expect(fetched.itemHolders?.[1500]).toBeUndefined();
     expect(again.itemHolders?.[1500]?.row).toBe(again.items[1500]);
+    // The holders' memos come copied, for the row handed out only.
+    Object.assign(again.itemHolders![0]!, { memoRow: again.items[0], memoKey: 3, memoValue: 9 });
+    Object.assign(again.itemHolders![1]!, { memoRow: again.items[0], memoKey: 3, memoValue: 9 });
+    const memos = (await s.fetch('u1', itemIds.slice(0, 3))).itemMemos!;
+    expect(Array.from(memos.keys)).toEqual([3, 0, 0]);
+    expect(Array.from(memos.values)).toEqual([9, 0, 0]);
   });
 
   it('caches unknown ids as absent, and reads them again once their TTL has passed', async () => {

@@ -20,9 +20,20 @@ export interface ItemHolder {
   readonly row: FeatureRow | undefined;
   /** The row the memo was derived from. */
   memoRow: FeatureRow | undefined;
-  /** The consumer's key: whose memo it is (0: none). */
+  /** The consumer's key: whose memo it is (0: none). An int32, as is `memoValue`. */
   memoKey: number;
   memoValue: number;
+}
+
+/**
+ * The memos of the holders a fetch handed out, as the fetch found them (read while it read each
+ * holder, so a consumer finds its memo in two arrays read in order rather than in thousands of
+ * holders scattered over the heap): per row, the holder's `memoKey` and `memoValue` when its memo
+ * is for the row handed out, else key 0.
+ */
+export interface ItemMemos {
+  keys: Int32Array;
+  values: Int32Array;
 }
 
 export function isFeatureValue(value: unknown): value is FeatureValue {

@@ -1,4 +1,4 @@
-import { FeatureRow, ItemHolder } from './feature-row';
+import { FeatureRow, ItemHolder, ItemMemos } from './feature-row';
 
 export interface FetchOptions {
   /** Milliseconds to wait for the store; past it, missing rows take their defaults (degraded). */
@@ -22,6 +22,8 @@ export interface FeatureFetch {
    * none to hand out (a row read from Redis by this very fetch) or for every row.
    */
   itemHolders?: (ItemHolder | undefined)[];
+  /** The holders' memos as the fetch read them (see ItemMemos), where there are holders. */
+  itemMemos?: ItemMemos;
   /** True when the store was slow or down and some rows may be missing for that reason. */
   degraded: boolean;
   stats: FetchStats;

@@ -29,6 +29,20 @@ describe('InMemoryFeatureStore', () => {
     expect(replaced.itemHolders?.[0]?.row).toEqual({ price: 2 });
   });
 
+  it("copies each holder's memo for the row handed out, key 0 for any other", async () => {
+    const s = new InMemoryFeatureStore([
+      { entity: 'item', id: 'i1', fields: { price: 1 } },
+      { entity: 'item', id: 'i2', fields: { price: 2 } },
+    ]);
+    const [h1, h2] = (await s.fetch('u1', ['i1', 'i2'])).itemHolders!;
+    Object.assign(h1!, { memoRow: h1!.row, memoKey: 7, memoValue: 40 });
+    // A memo for a row the holder no longer hands out.
+    Object.assign(h2!, { memoRow: { price: 0 }, memoKey: 7, memoValue: 80 });
+    const { itemMemos } = await s.fetch('u1', ['i1', 'nope', 'i2', 'i1']);
+    expect(Array.from(itemMemos!.keys)).toEqual([7, 0, 0, 7]);
+    expect(Array.from(itemMemos!.values)).toEqual([40, 0, 0, 40]);
+  });
+
   it('returns items in the order of the ids asked for', async () => {
     expect(await store.getItems(['i3', 'i1', 'i2'])).toEqual([
       { price: 3 },

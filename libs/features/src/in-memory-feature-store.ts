@@ -35,15 +35,24 @@ export class InMemoryFeatureStore extends FeatureStore {
   async fetch(userId: string, itemIds: readonly string[]): Promise<FeatureFetch> {
     const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
     const items = new Array<FeatureRow | undefined>(itemIds.length);
+    const itemMemos = {
+      keys: new Int32Array(itemIds.length),
+      values: new Int32Array(itemIds.length),
+    };
     for (let i = 0; i < itemIds.length; i++) {
       const holder = this.items.get(itemIds[i]);
       itemHolders[i] = holder;
       items[i] = holder?.row;
+      if (holder !== undefined && holder.memoRow === holder.row) {
+        itemMemos.keys[i] = holder.memoKey;
+        itemMemos.values[i] = holder.memoValue;
+      }
     }
     return {
       user: await this.getUser(userId),
       items,
       itemHolders,
+      itemMemos,
       degraded: false,
       stats: { roundTrips: 0, cacheHits: 0, cacheMisses: 0 },
     };

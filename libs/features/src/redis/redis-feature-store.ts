@@ -46,6 +46,10 @@ export class RedisFeatureStore extends FeatureStore {
     const items = new Array<FeatureRow | undefined>(itemIds.length);
     // A hit's cache entry is its holder: the tensor builder keeps its per-row work there.
     const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
+    const itemMemos = {
+      keys: new Int32Array(itemIds.length),
+      values: new Int32Array(itemIds.length),
+    };
     const misses: number[] = [];
     const now = this.cache.now();
     for (let i = 0; i < itemIds.length; i++) {
@@ -53,6 +57,11 @@ export class RedisFeatureStore extends FeatureStore {
       if (hit) {
         items[i] = hit.row;
         itemHolders[i] = hit;
+        // The entry was just read: its memo is in the same memory.
+        if (hit.row !== undefined && hit.memoRow === hit.row) {
+          itemMemos.keys[i] = hit.memoKey;
+          itemMemos.values[i] = hit.memoValue;
+        }
       } else misses.push(i);
     }
     const hits = itemIds.length - misses.length;
@@ -103,6 +112,7 @@ export class RedisFeatureStore extends FeatureStore {
       user: userRow,
       items,
       itemHolders,
+      itemMemos,
       degraded: degraded !== undefined,
       stats: { roundTrips, cacheHits: hits, cacheMisses: misses.length },
     };

@@ -133,6 +133,7 @@ export class RankService {
       itemRequest,
       itemStored: fetched.items,
       itemHolders: fetched.itemHolders,
+      itemMemos: fetched.itemMemos,
       onBadValue: badValueReport(this.metrics, this.warnings, labels, {
         requestId: request.requestId,
         userId: request.user.id,

@@ -1,4 +1,4 @@
-import { FeatureRow, ItemHolder } from '@app/features';
+import { FeatureRow, ItemHolder, ItemMemos } from '@app/features';
 import { FeatureSource } from '../bundle/bundle-definition';
 
 /** Where a value was read: sent with the request, or fetched from the feature store. */
@@ -23,6 +23,8 @@ export interface FeatureFrame {
   itemStored: readonly (FeatureRow | undefined)[];
   /** Where the store holds each stored row, if it says (FeatureFetch.itemHolders). */
   itemHolders?: readonly (ItemHolder | undefined)[];
+  /** The holders' memos as the fetch read them (FeatureFetch.itemMemos). */
+  itemMemos?: ItemMemos;
   /**
    * Told of each value present but unusable as its declared type, or not finite in a column that
    * reads it; the next layer (stored value, then the declared default) is used instead. A value

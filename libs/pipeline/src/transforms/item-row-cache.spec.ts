@@ -311,6 +311,35 @@ describe('ItemRowCache', () => {
       expect(state.nextSlot).toBe(slots);
     });
 
+    it("takes the memos the fetch read, then the holders' own, before any lookup", () => {
+      const items = new ItemRowCache();
+      const builder = new TensorBuilder(inputs, values, items);
+      const rows = rowsOf(300);
+      const holders: ItemHolder[] = rows.map(holderOf);
+      built(builder, withHolders(frameOf(rows), holders));
+      // The memos as a fetch reads them (see InMemoryFeatureStore.fetch), for holders that no
+      // longer have any, with the lookup by row emptied: the fetch's copies alone find every row.
+      const memos = {
+        keys: Int32Array.from(holders, (h) => h.memoKey),
+        values: Int32Array.from(holders, (h) => h.memoValue),
+      };
+      const state = items as unknown as { kept: WeakMap<object, unknown>; nextSlot: number };
+      const slots = state.nextSlot;
+      state.kept = new WeakMap();
+      const expected = rows.map((r) => [r.price, r.rating]);
+      const bare = rows.map(holderOf);
+      expect(built(builder, { ...withHolders(frameOf(rows), bare), itemMemos: memos })).toEqual(
+        expected,
+      );
+      expect(state.nextSlot).toBe(slots);
+      // A copy of another consumer's memo (another key) sends each row to its holder's memo.
+      const stale = { keys: new Int32Array(300).fill(-1), values: new Int32Array(300) };
+      expect(built(builder, { ...withHolders(frameOf(rows), holders), itemMemos: stale })).toEqual(
+        expected,
+      );
+      expect(state.nextSlot).toBe(slots);
+    });
+
     it('takes a memo only for the same row object and the same arena', () => {
       const items = new ItemRowCache();
       const builder = new TensorBuilder(inputs, values, items);

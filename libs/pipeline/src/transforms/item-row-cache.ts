@@ -155,6 +155,7 @@ export class ItemRowCache {
     const width = this.width;
     const token = this.token;
     const holders = frame.itemHolders;
+    const memos = frame.itemMemos;
     // Rows computed for this request alone share cells of their own; their keys are strings, not
     // codes.
     let own: RequestItems['own'];
@@ -164,7 +165,13 @@ export class ItemRowCache {
       const stored: FeatureRow | undefined = frame.itemStored[r];
       // Request-supplied features change the values: those rows are computed, never kept.
       if (stored !== undefined && frame.itemRequest[r] === undefined) {
-        // The store's holder of this id's row remembers where it is kept: no lookup by row.
+        // The store's holder of this id's row remembers where it is kept: no lookup by row. The
+        // fetch read its memo already; the holder itself is read only if that was not this one's
+        // (it may have been written since).
+        if (memos !== undefined && memos.keys[r] === token) {
+          at[r] = memos.values[r];
+          continue;
+        }
         const holder = holders?.[r];
         if (holder !== undefined && holder.memoKey === token && holder.memoRow === stored) {
           at[r] = holder.memoValue;
