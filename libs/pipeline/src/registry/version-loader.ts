@@ -121,7 +121,8 @@ export class VersionLoader {
   /**
    * Computes the new version's item side from the rows the feature store holds, a chunk per
    * event-loop turn, so the first requests after the swap do not compute thousands of items on
-   * the serving thread at once (each version keeps its own: its columns may differ).
+   * the serving thread at once. A version whose item side is shared with one loaded before (the
+   * same features and inputs: see ItemRowCache.forInputs) finds them computed already.
    */
   private async warmItems(label: string, scene: Scene): Promise<void> {
     const started = performance.now();
@@ -133,7 +134,10 @@ export class VersionLoader {
     if (rows.length === 0) return;
     const kept = await scene.items.warm(rows);
     const ms = Math.round(performance.now() - started);
-    this.logger.log(`${label}: item side warm, ${kept} of ${rows.length} held items in ${ms} ms`);
+    const shared = scene.itemsShared ? ' (item side shared with a loaded version)' : '';
+    this.logger.log(
+      `${label}: item side warm, ${kept} of ${rows.length} held items computed in ${ms} ms${shared}`,
+    );
   }
 
   /**

@@ -120,6 +120,29 @@ describe('loadBundle (real engine)', () => {
     }
   });
 
+  it('shares the item side with a loaded version of the same features and inputs, only', async () => {
+    // A default no other case uses: no item side of theirs may still be alive to share.
+    const dir = await bundle((yaml) => (yaml.features.user.age.default = 31.25));
+    const other = await bundle((yaml) => {
+      yaml.features.user.age.default = 31.25;
+      yaml.features.item.price.default = 1;
+    });
+    const first = await loadBundle(dir, engine, { golden: false });
+    const again = await loadBundle(dir, engine, { golden: false, generation: 2 });
+    const changed = await loadBundle(other, engine, { golden: false, generation: 3 });
+    try {
+      expect(first.itemsShared).toBe(false);
+      expect(again.items).toBe(first.items);
+      expect(again.itemsShared).toBe(true);
+      // Another default of an item feature: other kept values, another item side.
+      expect(changed.items).not.toBe(first.items);
+      expect(changed.itemsShared).toBe(false);
+    } finally {
+      for (const scene of [first, again, changed])
+        await Promise.all(scene.models.map((m) => engine.unload(m.id)));
+    }
+  });
+
   describe('a model queue (maxQueueRows) smaller than a request', () => {
     it('loads (its dry run fits the queue) and refuses larger requests with REQUEST_TOO_LARGE at candidates', async () => {
       const dir = await bundle((yaml) => {

@@ -80,12 +80,13 @@ export async function loadBundle(
     if (errors.length > 0) throw new BundleInvalidError(dir, errors);
     // One set of feature readers for the bundle: a value overflowing any model's float column
     // is refused for every model, so all of them see the same features. One item side too:
-    // what the models read alike of each item is computed, kept and looked up once.
-    const values = new FeatureValues(
-      spec.features,
-      spec.models.flatMap((m) => m.inputs),
+    // what the models read alike of each item is computed, kept and looked up once, and shared
+    // with any loaded version of the same features and inputs.
+    const inputs = spec.models.map((m) => m.inputs);
+    const values = new FeatureValues(spec.features, inputs.flat());
+    const { items, shared: itemsShared } = ItemRowCache.forInputs(
+      JSON.stringify([spec.features, inputs]),
     );
-    const items = new ItemRowCache();
     const models: SceneModel[] = checked.map(({ model, id, maxRows }) => ({
       name: model.name,
       id,
@@ -95,7 +96,7 @@ export async function loadBundle(
     }));
     const fusion = compileFusion(spec.fusion);
     const fusionInputs = resolveFusionInputs(models, fusion.variables);
-    const scene: Scene = { spec, dir, models, fusion, fusionInputs, items };
+    const scene: Scene = { spec, dir, models, fusion, fusionInputs, items, itemsShared };
     await dryRun(scene, engine);
     if (golden) await checkGolden(scene, engine, files);
     return scene;

@@ -30,4 +30,6 @@ export interface Scene {
   readonly fusionInputs: readonly FusionInput[];
   /** The item side its models share (see ItemRowCache). */
   readonly items: ItemRowCache;
+  /** Whether `items` came from a version loaded before with the same features and inputs. */
+  readonly itemsShared?: boolean;
 }

@@ -196,6 +196,21 @@ describe('ItemRowCache', () => {
     expect(arenaLength()).toBeLessThan(8192 * 2);
   });
 
+  it('is shared by bundles of the same features and inputs while one of them holds it', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const a = ItemRowCache.forInputs('spec-a');
+    expect(a.shared).toBe(false);
+    expect(ItemRowCache.forInputs('spec-a')).toEqual({ items: a.items, shared: true });
+    expect(ItemRowCache.forInputs('spec-b').items).not.toBe(a.items);
+    // Once no bundle holds it, a bundle of the same inputs gets a new one.
+    const made = new WeakRef(ItemRowCache.forInputs('spec-c').items);
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(made.deref()).toBeUndefined();
+    expect(ItemRowCache.forInputs('spec-c').shared).toBe(false);
+  });
+
   it('lists the distinct item keys of each request: kept rows by code, rows of its own by string', () => {
     const items = new ItemRowCache();
     const builder = new TensorBuilder(

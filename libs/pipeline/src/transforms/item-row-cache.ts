@@ -83,6 +83,28 @@ const SPARE_KEY_CODES = 65_536;
  * item.id) under a churning item cache, it bounds the table to a multiple of what is live.
  */
 export class ItemRowCache {
+  /** Item sides by the bundle features and inputs they were made for (see `forInputs`). */
+  private static readonly byInputs = new Map<string, WeakRef<ItemRowCache>>();
+
+  /**
+   * The item side for a bundle of these features and models' inputs: the one a loaded version
+   * with the same ones has, rows kept and all, else a new one. What an item row's kept values
+   * are depends on nothing else (the columns, and the declared features they read), so a version
+   * whose pipeline.yaml reads items as the serving one does (a model retrained, its features
+   * unchanged) starts with every item the serving version has computed, and the two find the
+   * same memos in the store's holders. Its builders then register the slots the item side has
+   * already. Shared only while some version holds it: the map keeps weak references.
+   */
+  static forInputs(signature: string): { items: ItemRowCache; shared: boolean } {
+    for (const [key, ref] of ItemRowCache.byInputs)
+      if (ref.deref() === undefined) ItemRowCache.byInputs.delete(key);
+    const found = ItemRowCache.byInputs.get(signature)?.deref();
+    if (found !== undefined) return { items: found, shared: true };
+    const items = new ItemRowCache();
+    ItemRowCache.byInputs.set(signature, new WeakRef(items));
+    return { items, shared: false };
+  }
+
   private readonly columns: CompiledColumn[] = [];
   /** Per column slot: whether it feeds int64 inputs (an int32 cell) or float32 ones (a float32). */
   private readonly slotIsInt: boolean[] = [];
