@@ -122,7 +122,9 @@ describe('loadBundle (real engine)', () => {
 
   it('shares the item side with a loaded version of the same features and inputs, only', async () => {
     // A default no other case uses: no item side of theirs may still be alive to share.
-    const dir = await bundle((yaml) => (yaml.features.user.age.default = 31.25));
+    const dir = await bundle((yaml) => {
+      yaml.features.user.age.default = 31.25;
+    });
     const other = await bundle((yaml) => {
       yaml.features.user.age.default = 31.25;
       yaml.features.item.price.default = 1;
