@@ -10,9 +10,6 @@ interface KeptRow {
   id: string;
   /** Where its item-only column values start in the arena, its item keys' codes after them. */
   at: number;
-  /** The row it was computed from, and the arena it is in (see `token`). */
-  row: FeatureRow;
-  token: number;
 }
 
 /** Arenas made so far, in this process: each gets its own token. */
@@ -328,7 +325,7 @@ export class ItemRowCache {
     const offset = at + this.columns.length;
     for (let k = 0; k < this.keyReaders.length; k++)
       this.arena.ints[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
-    const kept: KeptRow = { id, at, row: stored, token: this.token };
+    const kept: KeptRow = { id, at };
     this.kept.set(stored, kept);
     this.released.register(stored, { token: this.token, at }, kept);
     return kept;
