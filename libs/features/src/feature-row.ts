@@ -36,6 +36,19 @@ export interface ItemMemos {
   values: Int32Array;
 }
 
+/** Memos of `length` rows, all key 0, for a fetch to fill with `copyMemo`. */
+export function emptyItemMemos(length: number): ItemMemos {
+  return { keys: new Int32Array(length), values: new Int32Array(length) };
+}
+
+/** Copies `holder`'s memo into row `i` of `memos` if it is for the row the holder hands out. */
+export function copyMemo(memos: ItemMemos, i: number, holder: ItemHolder): void {
+  if (holder.row !== undefined && holder.memoRow === holder.row) {
+    memos.keys[i] = holder.memoKey;
+    memos.values[i] = holder.memoValue;
+  }
+}
+
 export function isFeatureValue(value: unknown): value is FeatureValue {
   return (
     typeof value === 'string' ||

@@ -1,5 +1,5 @@
 import { FeatureRecord } from './feature-file';
-import { FeatureRow, ItemHolder } from './feature-row';
+import { copyMemo, emptyItemMemos, FeatureRow, ItemHolder } from './feature-row';
 import { FeatureFetch, FeatureStore } from './feature-store.port';
 
 /** The embedded default: features held in process, seeded from a file at boot. */
@@ -35,18 +35,12 @@ export class InMemoryFeatureStore extends FeatureStore {
   async fetch(userId: string, itemIds: readonly string[]): Promise<FeatureFetch> {
     const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
     const items = new Array<FeatureRow | undefined>(itemIds.length);
-    const itemMemos = {
-      keys: new Int32Array(itemIds.length),
-      values: new Int32Array(itemIds.length),
-    };
+    const itemMemos = emptyItemMemos(itemIds.length);
     for (let i = 0; i < itemIds.length; i++) {
       const holder = this.items.get(itemIds[i]);
       itemHolders[i] = holder;
       items[i] = holder?.row;
-      if (holder !== undefined && holder.memoRow === holder.row) {
-        itemMemos.keys[i] = holder.memoKey;
-        itemMemos.values[i] = holder.memoValue;
-      }
+      if (holder !== undefined) copyMemo(itemMemos, i, holder);
     }
     return {
       user: await this.getUser(userId),

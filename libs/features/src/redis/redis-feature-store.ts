@@ -3,7 +3,7 @@ import { ThrottledWarnings } from '@app/common';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { CachedItem, ItemCache } from '../cache/item-cache';
-import { FeatureRow, ItemHolder } from '../feature-row';
+import { copyMemo, emptyItemMemos, FeatureRow, ItemHolder } from '../feature-row';
 import { FeatureFetch, FeatureStore, FetchOptions } from '../feature-store.port';
 import { FeaturesMetrics } from '../features.metrics';
 import { decodeBlob } from './feature-blob';
@@ -46,10 +46,7 @@ export class RedisFeatureStore extends FeatureStore {
     const items = new Array<FeatureRow | undefined>(itemIds.length);
     // A hit's cache entry is its holder: the tensor builder keeps its per-row work there.
     const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
-    const itemMemos = {
-      keys: new Int32Array(itemIds.length),
-      values: new Int32Array(itemIds.length),
-    };
+    const itemMemos = emptyItemMemos(itemIds.length);
     const misses: number[] = [];
     const now = this.cache.now();
     for (let i = 0; i < itemIds.length; i++) {
@@ -58,10 +55,7 @@ export class RedisFeatureStore extends FeatureStore {
         items[i] = hit.row;
         itemHolders[i] = hit;
         // The entry was just read: its memo is in the same memory.
-        if (hit.row !== undefined && hit.memoRow === hit.row) {
-          itemMemos.keys[i] = hit.memoKey;
-          itemMemos.values[i] = hit.memoValue;
-        }
+        copyMemo(itemMemos, i, hit);
       } else misses.push(i);
     }
     const hits = itemIds.length - misses.length;
