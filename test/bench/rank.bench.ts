@@ -44,6 +44,9 @@ interface Phase {
   rowsPerS: number;
   p99Ms: number;
   mainThreadMsPerRequest: number;
+  /** CPU time per request: the main thread's, and the whole ranker process's (every thread). */
+  mainThreadCpuMsPerRequest: number;
+  processCpuMsPerRequest: number;
   loopP99Ms: number;
   loopMaxMs: number;
   result: StepResult;
@@ -64,6 +67,8 @@ async function phase(
     rowsPerS: (result.ok * rows) / result.elapsedS,
     p99Ms: percentile(sorted, 99),
     mainThreadMsPerRequest: result.ok > 0 ? inside.activeMs / result.ok : NaN,
+    mainThreadCpuMsPerRequest: result.ok > 0 ? inside.mainThreadCpuMs / result.ok : NaN,
+    processCpuMsPerRequest: result.ok > 0 ? inside.processCpuMs / result.ok : NaN,
     loopP99Ms: inside.loopP99Ms,
     loopMaxMs: inside.loopMaxMs,
     result,
@@ -75,6 +80,7 @@ function phaseLine(name: string, p: Phase, limit: number): string {
     `  ${name.padEnd(30)} ${Math.round(p.rowsPerS).toString().padStart(8)} rows/s  ` +
     `x${(p.rowsPerS / limit).toFixed(2)} raw  p99 ${p.p99Ms.toFixed(1).padStart(6)} ms  ` +
     `main thread ${p.mainThreadMsPerRequest.toFixed(2)} ms/request  ` +
+    `cpu ${p.processCpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainThreadCpuMsPerRequest.toFixed(2)})  ` +
     `event loop p99 ${p.loopP99Ms.toFixed(1)} ms max ${p.loopMaxMs.toFixed(1)} ms  ` +
     `errors ${formatErrors(p.result.errors)}`
   );
@@ -154,6 +160,17 @@ async function main(): Promise<void> {
           errors[code] = (errors[code] ?? 0) + n;
       // The large figure of a round is its better concurrency (the service's best operating point).
       const top = larges.reduce((a, b) => (b.rowsPerS > a.rowsPerS ? b : a));
+      // CPU a row costs raw onnxruntime in its thriftier layout: (a) keeps its intra-op threads
+      // busy, (b) one thread per core. Idle cores and the machine's drift between phases move
+      // rows/s, much less the CPU a request takes, so cpu_ratio compares the work itself.
+      const rawCpuMsPerRow = Math.min(
+        (best.threads * 1000) / limits.singleRowsPerS,
+        (CORES * 1000) / limits.parallelRowsPerS,
+      );
+      console.log(
+        `  cpu per request, raw onnxruntime: ${(rawCpuMsPerRow * LARGE).toFixed(2)} ms ` +
+          `(${LARGE} rows), ${(rawCpuMsPerRow * SMALL).toFixed(2)} ms (${SMALL} rows)`,
+      );
       const figures: Record<string, number> = {
         raw: limits.limit,
         raw_single: limits.singleRowsPerS,
@@ -165,6 +182,12 @@ async function main(): Promise<void> {
         small_ratio: smallRun.rowsPerS / limits.limit,
         small_p99: smallRun.p99Ms,
         main_thread: top.mainThreadMsPerRequest,
+        main_thread_cpu: top.mainThreadCpuMsPerRequest,
+        process_cpu: top.processCpuMsPerRequest,
+        raw_cpu: rawCpuMsPerRow * LARGE,
+        cpu_ratio: (rawCpuMsPerRow * LARGE) / top.processCpuMsPerRequest,
+        small_process_cpu: smallRun.processCpuMsPerRequest,
+        small_cpu_ratio: (rawCpuMsPerRow * SMALL) / smallRun.processCpuMsPerRequest,
         event_loop_p99: Math.max(...[...larges, smallRun].map((p) => p.loopP99Ms)),
         event_loop_max: Math.max(...[...larges, smallRun].map((p) => p.loopMaxMs)),
       };
@@ -188,6 +211,12 @@ async function main(): Promise<void> {
       small_ratio: fixed(log.median('small_ratio')),
       small_p99_ms: fixed(log.median('small_p99'), 1),
       main_thread_ms_per_large_request: fixed(log.median('main_thread'), 2),
+      main_thread_cpu_ms_per_large_request: fixed(log.median('main_thread_cpu'), 2),
+      process_cpu_ms_per_large_request: fixed(log.median('process_cpu'), 2),
+      raw_cpu_ms_per_large_request: fixed(log.median('raw_cpu'), 2),
+      cpu_ratio: fixed(log.median('cpu_ratio')),
+      small_process_cpu_ms_per_request: fixed(log.median('small_process_cpu'), 3),
+      small_cpu_ratio: fixed(log.median('small_cpu_ratio')),
       event_loop_p99_ms: fixed(log.median('event_loop_p99'), 2),
       event_loop_max_ms: fixed(Math.max(...log.byRound('event_loop_max')), 2),
       large_by_concurrency: Object.fromEntries(
@@ -204,7 +233,8 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       ratio_spread: fixed(log.spread('large_ratio').relative),
       small_ratio_spread: fixed(log.spread('small_ratio').relative),
-      ...log.ratioDetails(['large_ratio', 'small_ratio']),
+      cpu_ratio_spread: fixed(log.spread('cpu_ratio').relative),
+      ...log.ratioDetails(['large_ratio', 'small_ratio', 'cpu_ratio']),
     };
     console.log(`\ntargets (median over ${ROUNDS} round(s)):`);
     for (const [key, op, bound] of TARGETS) {

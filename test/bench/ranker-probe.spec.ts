@@ -48,6 +48,10 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       expect(reading.activeMs).toBeGreaterThanOrEqual(140);
       expect(reading.loopMaxMs).toBeGreaterThanOrEqual(140);
       expect(reading.utilization).toBeGreaterThan(0);
+      // The spin is CPU of the main thread, and so of the process (the thread's in 10 ms ticks).
+      expect(reading.processCpuMs).toBeGreaterThanOrEqual(140);
+      if (process.platform === 'linux') expect(reading.mainThreadCpuMs).toBeGreaterThanOrEqual(130);
+      else expect(reading.mainThreadCpuMs).toBeNaN();
 
       // A new mark starts a new window: the stall is not counted again.
       child.send({ probe: 'mark', id: 3 });

@@ -1,9 +1,11 @@
 /**
  * Preloaded into the ranker process by bench:rank (`node -r ranker-probe.ts apps/ranker/...`), so
  * the main thread's own figures are measured inside the ranker without a line of app code:
- * event-loop utilization (busy milliseconds) and event-loop delay since the last `mark`, sent
- * back over the IPC channel on `read`. Inert when the process has no IPC channel.
+ * event-loop utilization (busy milliseconds), event-loop delay, and CPU time (the whole process's,
+ * and the main thread's own where Linux's /proc tells it) since the last `mark`, sent back over
+ * the IPC channel on `read`. Inert when the process has no IPC channel.
  */
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 export type ToProbe = { probe: 'mark' | 'read'; id: number };
@@ -17,15 +19,41 @@ export interface ProbeReading {
   /** Event-loop delay percentiles since the mark, ms (sampled every 1 ms, so ~1 ms when idle). */
   loopP99Ms: number;
   loopMaxMs: number;
+  /** CPU time of every thread of the process (user + system) since the mark, ms. */
+  processCpuMs: number;
+  /** CPU time of the main thread alone since the mark, ms (10 ms ticks); NaN off Linux. */
+  mainThreadCpuMs: number;
+}
+
+/** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
+export function mainThreadCpuMs(pid = process.pid): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'latin1');
+    // Fields after the command name (which may hold spaces), from the state (field 3) on.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 if (typeof process.send === 'function') {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   let mark = performance.eventLoopUtilization();
+  let cpuMark = processCpuMs();
+  let mainCpuMark = mainThreadCpuMs();
   process.on('message', (message: ToProbe) => {
     if (message?.probe === 'mark') {
       mark = performance.eventLoopUtilization();
+      cpuMark = processCpuMs();
+      mainCpuMark = mainThreadCpuMs();
       delay.reset();
       process.send!({
         probe: 'reading',
@@ -35,6 +63,8 @@ if (typeof process.send === 'function') {
         utilization: 0,
         loopP99Ms: 0,
         loopMaxMs: 0,
+        processCpuMs: 0,
+        mainThreadCpuMs: 0,
       });
     } else if (message?.probe === 'read') {
       const used = performance.eventLoopUtilization(mark);
@@ -46,6 +76,8 @@ if (typeof process.send === 'function') {
         utilization: used.utilization,
         loopP99Ms: delay.percentile(99) / 1e6,
         loopMaxMs: delay.max / 1e6,
+        processCpuMs: processCpuMs() - cpuMark,
+        mainThreadCpuMs: mainThreadCpuMs() - mainCpuMark,
       };
       process.send!(reading);
     }
