@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bestIndices, rankedItems } from './ranked-items';
+import { bestIndices, comparedBestIndices, rankedItems } from './ranked-items';
 
 describe('rankedItems', () => {
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -26,9 +26,14 @@ describe('rankedItems', () => {
     expect(rankedItems(ids, scores, 3).map((i) => i.id)).toEqual(['e', 'd', 'b']);
   });
 
+  it('ties +0 and -0, in request order', () => {
+    const scores = Float32Array.from([-0, 0, -0, -1e-45, 1e-45]);
+    expect(rankedItems(ids, scores, 5).map((i) => i.id)).toEqual(['e', 'a', 'b', 'c', 'd']);
+  });
+
   it('selects the same top k as sorting everything, for any scores and k (property)', () => {
     const score = fc.oneof(
-      fc.constantFrom(NaN, Infinity, -Infinity, 0, 0.5, 1),
+      fc.constantFrom(NaN, Infinity, -Infinity, 0, -0, 0.5, 1, -1),
       fc.float({ noNaN: false }),
     );
     fc.assert(
@@ -38,7 +43,11 @@ describe('rankedItems', () => {
         const sorted = Array.from({ length: keys.length }, (_, i) => i).sort(
           (a, b) => keys[b] - keys[a] || a - b,
         );
-        expect(bestIndices(keys, k)).toEqual(sorted.slice(0, k));
+        const expected = sorted.slice(0, k);
+        expect(Array.from(bestIndices(scores, k))).toEqual(expected);
+        expect(Array.from(comparedBestIndices(scores, Math.min(k, scores.length)))).toEqual(
+          expected,
+        );
       }),
       { numRuns: 2_000 },
     );
