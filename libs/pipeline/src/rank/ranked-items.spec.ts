@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bestIndices, comparedBestIndices, rankedItems } from './ranked-items';
+import { bestIndices, rankedItems } from './ranked-items';
 
 describe('rankedItems', () => {
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -31,6 +31,10 @@ describe('rankedItems', () => {
     expect(rankedItems(ids, scores, 5).map((i) => i.id)).toEqual(['e', 'a', 'b', 'c', 'd']);
   });
 
+  it('refuses more candidates than a packed key holds, rather than rank them wrongly', () => {
+    expect(() => bestIndices(new Float32Array(2 ** 21 + 1), 10)).toThrow(RangeError);
+  });
+
   it('selects the same top k as sorting everything, for any scores and k (property)', () => {
     const score = fc.oneof(
       fc.constantFrom(NaN, Infinity, -Infinity, 0, -0, 0.5, 1, -1),
@@ -43,11 +47,7 @@ describe('rankedItems', () => {
         const sorted = Array.from({ length: keys.length }, (_, i) => i).sort(
           (a, b) => keys[b] - keys[a] || a - b,
         );
-        const expected = sorted.slice(0, k);
-        expect(Array.from(bestIndices(scores, k))).toEqual(expected);
-        expect(Array.from(comparedBestIndices(scores, Math.min(k, scores.length)))).toEqual(
-          expected,
-        );
+        expect(Array.from(bestIndices(scores, k))).toEqual(sorted.slice(0, k));
       }),
       { numRuns: 2_000 },
     );

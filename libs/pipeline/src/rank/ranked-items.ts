@@ -21,7 +21,10 @@ export function rankedItems(ids: readonly string[], scores: Float32Array, k: num
 /** A few hundred out of thousands: select with a heap; a larger share: sort everything. */
 const HEAP_SELECT_SHARE = 1 / 4;
 
-/** Index bits of a packed key (see packKeys): up to 2^21 candidates, far above any limit. */
+/**
+ * Index bits of a packed key (see packKeys): up to 2^21 candidates, far above what a request may
+ * carry (RANK_MAX_CANDIDATES is at most 100,000, checked at boot).
+ */
 const INDEX_BITS = 21;
 const INDEX_SPAN = 2 ** INDEX_BITS;
 const SIGN = 0x80000000;
@@ -38,7 +41,8 @@ const SIGN = 0x80000000;
 export function bestIndices(scores: Float32Array, k: number): Int32Array {
   const n = scores.length;
   k = Math.max(0, Math.min(k, n));
-  if (n > INDEX_SPAN) return comparedBestIndices(scores, k);
+  if (n > INDEX_SPAN)
+    throw new RangeError(`${n} candidates; a ranking holds at most ${INDEX_SPAN}`);
   const keys = packKeys(scores);
   if (k >= n * HEAP_SELECT_SHARE) return indicesOfBest(keys.sort(), k);
   if (k === 0) return new Int32Array(0);
@@ -103,16 +107,4 @@ function indicesOfBest(sorted: Float64Array, k: number): Int32Array {
   for (let r = 0, from = sorted.length - 1; r < k; r++, from--)
     out[r] = INDEX_SPAN - 1 - (sorted[from] % INDEX_SPAN);
   return out;
-}
-
-/**
- * bestIndices for more candidates than a packed key holds: a comparator sort of them all (exported
- * for its spec, which holds both to the same answers).
- */
-export function comparedBestIndices(scores: Float32Array, k: number): Int32Array {
-  const keys = Float64Array.from(scores, (v) => (Number.isFinite(v) ? v : -Infinity));
-  const order = Array.from({ length: scores.length }, (_, i) => i);
-  // -Infinity - -Infinity is NaN, which is falsy: equal keys fall back to index order.
-  order.sort((a, b) => keys[b] - keys[a] || a - b);
-  return Int32Array.from(order.slice(0, k));
 }
