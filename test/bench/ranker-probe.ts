@@ -5,8 +5,8 @@
  * and the main thread's own where Linux's /proc tells it) since the last `mark`, sent back over
  * the IPC channel on `read`. Inert when the process has no IPC channel.
  */
-import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { procStatFields } from '../support/proc-stat';
 
 export type ToProbe = { probe: 'mark' | 'read'; id: number };
 export interface ProbeReading {
@@ -28,11 +28,9 @@ export interface ProbeReading {
 /** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
 export function mainThreadCpuMs(pid = process.pid): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'latin1');
-    // Fields after the command name (which may hold spaces), from the state (field 3) on.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15, in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    const field = procStatFields(`/proc/${pid}/task/${pid}/stat`);
+    // utime and stime, in clock ticks (100 per second on Linux).
+    return (Number(field(14)) + Number(field(15))) * 10;
   } catch {
     return NaN;
   }

@@ -15,13 +15,14 @@ import {
   WorkerCrashedError,
 } from '@app/common';
 import { Logger } from '@nestjs/common';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { Registry } from 'prom-client';
 import { DEFAULT_BATCHING, ModelLoadOptions, resolveModelOptions } from './model-options';
+import { procStatFields } from '../../../test/support/proc-stat';
 import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
 import { InputFeeds, OutputTensors } from './tensor-types';
@@ -40,10 +41,7 @@ const BOUND_MS = 20_000;
 function threadNices(): Map<number, number> {
   const nices = new Map<number, number>();
   for (const tid of readdirSync('/proc/self/task')) {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    // Fields after the command name: state is field 3, nice field 19 (proc(5)).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    nices.set(Number(tid), Number(fields[16]));
+    nices.set(Number(tid), Number(procStatFields(`/proc/self/task/${tid}/stat`)(19)));
   }
   return nices;
 }
