@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { fastParse } from './rank-body-json';
+import { fastParse, isScannedList } from './rank-body-json';
+import { validateRankRequest } from './rank-request-validation';
 
 /** What the body parser gives: fastParse's value, else JSON.parse's (value or error). */
 function parsed(text: string): { value: unknown } | { error: true } {
@@ -178,5 +179,44 @@ describe('fastParse (the rank body fast path)', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('validation of a candidate list the fast path made', () => {
+  /** What validateRankRequest says of `body`: the request, or its error's details. */
+  const outcome = (body: unknown) => {
+    try {
+      return { ok: validateRankRequest(body, 64) };
+    } catch (error) {
+      return { details: (error as { details: unknown }).details };
+    }
+  };
+
+  it('says what it says of the same list from JSON.parse: lengths, repeats, limit (property)', () => {
+    const id = fc.oneof(
+      fc.constantFrom('', 'a', 'b', 'x'.repeat(256), 'x'.repeat(257)),
+      fc.string({ maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(fc.array(id, { maxLength: 70 }), (list) => {
+        const text = JSON.stringify({
+          user: { id: 'u' },
+          candidates: list.map((i) => ({ id: i })),
+        });
+        const fast = fastParse(text);
+        // Ids the scanner reads as they are (no escape, no control character): its own list.
+        const plain = (i: string) => [...i].every((c) => c !== '\\' && c !== '"' && c >= ' ');
+        if (list.every(plain)) {
+          expect(isScannedList((fast!.value as { candidates: unknown[] }).candidates)).toBe(true);
+        }
+        expect(outcome(fast?.value ?? JSON.parse(text))).toEqual(outcome(JSON.parse(text)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is not taken for a list JSON.parse made, nor for one built by hand', () => {
+    expect(isScannedList(JSON.parse('[{"id":"a"}]'))).toBe(false);
+    expect(isScannedList([{ id: 'a' }])).toBe(false);
   });
 });

@@ -91,6 +91,21 @@ export function parseRankBody(text: string): unknown {
 }
 
 /**
+ * The candidate lists scanCandidates made: each holds `{ id }` objects alone, each id a string,
+ * so the validation checks their ids and nothing else (see isScannedList).
+ */
+const scannedLists = new WeakSet<object>();
+
+/**
+ * Whether `list` is a candidate list this parser made, untouched since: every element a plain
+ * object whose only own property is `id`, a string. The validation of a rank request runs on the
+ * parsed body before anything else sees it, so such a list needs its ids checked, not its shape.
+ */
+export function isScannedList(list: unknown[]): boolean {
+  return scannedLists.has(list);
+}
+
+/**
  * Candidates an array is made for at once: beyond that it grows as written (a body whose other
  * fields are large must not buy a huge array, nor one V8 would keep as a dictionary).
  */
@@ -112,6 +127,7 @@ function scanCandidates(
   let n = 0;
   const done = (end: number) => {
     candidates.length = n;
+    scannedLists.add(candidates);
     return { candidates, end };
   };
   let i = skipSpace(text, start + 1);

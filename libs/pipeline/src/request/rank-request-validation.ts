@@ -1,6 +1,7 @@
 import { describeDetails, ErrorDetail, RequestInvalidError } from '@app/common';
 import { isFeatureValue } from '@app/features';
 import { DuplicateIds } from './duplicate-ids';
+import { isScannedList } from './rank-body-json';
 import { MAX_ID_LENGTH, MAX_TIMEOUT_MS, RankRequest } from './rank-request';
 
 /** Enough to fix a request; a list of thousands of errors helps nobody. */
@@ -113,6 +114,10 @@ function checkCandidates(candidates: unknown, max: number, details: ErrorDetail[
   }
   duplicates.start(candidates.length);
   const idAt = (j: number) => (candidates[j] as Json).id as string;
+  if (isScannedList(candidates)) {
+    checkScannedIds(candidates as { id: string }[], idAt, details);
+    return;
+  }
   for (let i = 0; i < candidates.length && details.length < MAX_REQUEST_DETAILS; i++) {
     const candidate: unknown = candidates[i];
     if (!isObject(candidate)) {
@@ -137,6 +142,31 @@ function checkCandidates(candidates: unknown, max: number, details: ErrorDetail[
     }
     if (Object.hasOwn(candidate, 'features'))
       checkFeatureMap(candidate.features, `candidates[${i}].features`, 'features', details);
+  }
+}
+
+/**
+ * The ids of a list the body parser made (isScannedList): `{ id }` objects with string ids, so only
+ * the ids' lengths and repeats are checked, with the same details as checkCandidates gives.
+ */
+function checkScannedIds(
+  candidates: readonly { id: string }[],
+  idAt: (j: number) => string,
+  details: ErrorDetail[],
+): void {
+  for (let i = 0; i < candidates.length && details.length < MAX_REQUEST_DETAILS; i++) {
+    const id = candidates[i].id;
+    if (id.length === 0 || id.length > MAX_ID_LENGTH) {
+      add(
+        details,
+        `candidates[${i}].id`,
+        `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
+      );
+      continue;
+    }
+    const first = duplicates.firstIndex(id, i, idAt);
+    if (first >= 0)
+      add(details, `candidates[${i}].id`, `duplicate id '${id}' (first at candidates[${first}])`);
   }
 }
 
