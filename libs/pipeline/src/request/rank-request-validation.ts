@@ -128,18 +128,7 @@ function checkCandidates(candidates: unknown, max: number, details: ErrorDetail[
       if (Object.hasOwn(candidate, key) && key !== 'id' && key !== 'features')
         add(details, fieldPath(`candidates[${i}]`, key), 'property should not exist');
     }
-    const id = Object.hasOwn(candidate, 'id') ? candidate.id : undefined;
-    if (!isId(id)) {
-      add(
-        details,
-        `candidates[${i}].id`,
-        `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
-      );
-    } else {
-      const first = duplicates.firstIndex(id, i, idAt);
-      if (first >= 0)
-        add(details, `candidates[${i}].id`, `duplicate id '${id}' (first at candidates[${first}])`);
-    }
+    checkCandidateId(Object.hasOwn(candidate, 'id') ? candidate.id : undefined, i, idAt, details);
     if (Object.hasOwn(candidate, 'features'))
       checkFeatureMap(candidate.features, `candidates[${i}].features`, 'features', details);
   }
@@ -147,27 +136,35 @@ function checkCandidates(candidates: unknown, max: number, details: ErrorDetail[
 
 /**
  * The ids of a list the body parser made (isScannedList): `{ id }` objects with string ids, so only
- * the ids' lengths and repeats are checked, with the same details as checkCandidates gives.
+ * the ids themselves are checked, as checkCandidates checks them.
  */
 function checkScannedIds(
   candidates: readonly { id: string }[],
   idAt: (j: number) => string,
   details: ErrorDetail[],
 ): void {
-  for (let i = 0; i < candidates.length && details.length < MAX_REQUEST_DETAILS; i++) {
-    const id = candidates[i].id;
-    if (id.length === 0 || id.length > MAX_ID_LENGTH) {
-      add(
-        details,
-        `candidates[${i}].id`,
-        `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
-      );
-      continue;
-    }
-    const first = duplicates.firstIndex(id, i, idAt);
-    if (first >= 0)
-      add(details, `candidates[${i}].id`, `duplicate id '${id}' (first at candidates[${first}])`);
+  for (let i = 0; i < candidates.length && details.length < MAX_REQUEST_DETAILS; i++)
+    checkCandidateId(candidates[i].id, i, idAt, details);
+}
+
+/** Candidate `i`'s id: a non-empty string within MAX_ID_LENGTH, not an earlier candidate's. */
+function checkCandidateId(
+  id: unknown,
+  i: number,
+  idAt: (j: number) => string,
+  details: ErrorDetail[],
+): void {
+  if (!isId(id)) {
+    add(
+      details,
+      `candidates[${i}].id`,
+      `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
+    );
+    return;
   }
+  const first = duplicates.firstIndex(id, i, idAt);
+  if (first >= 0)
+    add(details, `candidates[${i}].id`, `duplicate id '${id}' (first at candidates[${first}])`);
 }
 
 /** A flat map of feature name to string, finite number or boolean; the first bad entry is named. */
