@@ -47,6 +47,8 @@ interface Phase {
   /** CPU time per request: the main thread's, and the whole ranker process's (every thread). */
   mainThreadCpuMsPerRequest: number;
   processCpuMsPerRequest: number;
+  /** CPU the load generator (this process) took per request: taken from the same cores. */
+  loadCpuMsPerRequest: number;
   loopP99Ms: number;
   loopMaxMs: number;
   result: StepResult;
@@ -60,7 +62,9 @@ async function phase(
   rows: number,
 ): Promise<Phase> {
   await ranker.probe('mark');
+  const loadCpu = process.cpuUsage();
   const result = await load.run({ mode: 'concurrency', level: concurrency, seconds: SECONDS });
+  const { user, system } = process.cpuUsage(loadCpu);
   const inside = await ranker.probe('read');
   const sorted = Float64Array.from(result.latenciesMs).sort();
   return {
@@ -69,6 +73,7 @@ async function phase(
     mainThreadMsPerRequest: result.ok > 0 ? inside.activeMs / result.ok : NaN,
     mainThreadCpuMsPerRequest: result.ok > 0 ? inside.mainThreadCpuMs / result.ok : NaN,
     processCpuMsPerRequest: result.ok > 0 ? inside.processCpuMs / result.ok : NaN,
+    loadCpuMsPerRequest: result.ok > 0 ? (user + system) / 1000 / result.ok : NaN,
     loopP99Ms: inside.loopP99Ms,
     loopMaxMs: inside.loopMaxMs,
     result,
@@ -80,7 +85,8 @@ function phaseLine(name: string, p: Phase, limit: number): string {
     `  ${name.padEnd(30)} ${Math.round(p.rowsPerS).toString().padStart(8)} rows/s  ` +
     `x${(p.rowsPerS / limit).toFixed(2)} raw  p99 ${p.p99Ms.toFixed(1).padStart(6)} ms  ` +
     `main thread ${p.mainThreadMsPerRequest.toFixed(2)} ms/request  ` +
-    `cpu ${p.processCpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainThreadCpuMsPerRequest.toFixed(2)})  ` +
+    `cpu ${p.processCpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainThreadCpuMsPerRequest.toFixed(2)}, ` +
+    `load generator ${p.loadCpuMsPerRequest.toFixed(3)})  ` +
     `event loop p99 ${p.loopP99Ms.toFixed(1)} ms max ${p.loopMaxMs.toFixed(1)} ms  ` +
     `errors ${formatErrors(p.result.errors)}`
   );
@@ -188,6 +194,8 @@ async function main(): Promise<void> {
         cpu_ratio: (rawCpuMsPerRow * LARGE) / top.processCpuMsPerRequest,
         small_process_cpu: smallRun.processCpuMsPerRequest,
         small_cpu_ratio: (rawCpuMsPerRow * SMALL) / smallRun.processCpuMsPerRequest,
+        load_cpu: top.loadCpuMsPerRequest,
+        small_load_cpu: smallRun.loadCpuMsPerRequest,
         event_loop_p99: Math.max(...[...larges, smallRun].map((p) => p.loopP99Ms)),
         event_loop_max: Math.max(...[...larges, smallRun].map((p) => p.loopMaxMs)),
       };
@@ -217,6 +225,8 @@ async function main(): Promise<void> {
       cpu_ratio: fixed(log.median('cpu_ratio')),
       small_process_cpu_ms_per_request: fixed(log.median('small_process_cpu'), 3),
       small_cpu_ratio: fixed(log.median('small_cpu_ratio')),
+      load_cpu_ms_per_large_request: fixed(log.median('load_cpu'), 3),
+      load_cpu_ms_per_small_request: fixed(log.median('small_load_cpu'), 3),
       event_loop_p99_ms: fixed(log.median('event_loop_p99'), 2),
       event_loop_max_ms: fixed(Math.max(...log.byRound('event_loop_max')), 2),
       large_by_concurrency: Object.fromEntries(

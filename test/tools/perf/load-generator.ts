@@ -8,7 +8,7 @@
  *   instead of hiding it (no coordinated omission).
  * Successful bodies are drained unread; an error body is parsed for its `code`.
  */
-import { Agent, request } from 'node:http';
+import { KeepAliveClient } from './keep-alive-client';
 
 export type LoadMode = 'concurrency' | 'rate';
 
@@ -45,38 +45,17 @@ export interface Answer {
 }
 
 export class LoadGenerator {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  private readonly client: KeepAliveClient;
   private next = 0;
 
   constructor(private readonly target: LoadTarget) {
     if (target.bodies.length === 0) throw new Error('a load generator needs at least one body');
+    this.client = new KeepAliveClient(target.url, target.timeoutMs);
   }
 
   /** One request; the body is kept for errors, or always with `keepBody`. */
   send(body: Buffer, keepBody = false): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        this.target.url,
-        {
-          method: 'POST',
-          agent: this.agent,
-          headers: { 'content-type': 'application/json', 'content-length': body.length },
-        },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          const keep = keepBody || status < 200 || status > 299;
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => keep && chunks.push(chunk));
-          res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }));
-          res.on('error', reject);
-        },
-      );
-      req.setTimeout(this.target.timeoutMs ?? 30_000, () =>
-        req.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })),
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    return this.client.post(body, keepBody ? 'always' : 'errors');
   }
 
   run(step: LoadStep): Promise<StepResult> {
@@ -84,7 +63,7 @@ export class LoadGenerator {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.client.close();
   }
 
   private nextBody(): Buffer {
