@@ -4,6 +4,7 @@ import { FeatureRow, ItemHolder } from '@app/features';
 import { BundleSpec, ModelInputSpec } from '../bundle/bundle-definition';
 import { FeatureFrame } from './feature-frame';
 import { FeatureValues } from './feature-values';
+import { ItemArena } from './item-arena';
 import { ItemRowCache } from './item-row-cache';
 import { TensorBuilder } from './tensor-builder';
 
@@ -74,6 +75,11 @@ function matched(items: ItemRowCache, builder: TensorBuilder, frame: FeatureFram
     keys: Array.from(index, (k) => distinct[k]),
     distinct: distinct.length,
   };
+}
+
+/** The item side's memory, read (and in two cases emptied) by the specs. */
+function arenaOf(items: ItemRowCache): ItemArena {
+  return (items as unknown as { arena: ItemArena }).arena;
 }
 
 function frameOf(rows: (Row | undefined)[], sent: (Row | undefined)[] = []): FeatureFrame {
@@ -183,8 +189,7 @@ describe('ItemRowCache', () => {
     const gc = runInNewContext('gc') as () => void;
     const items = new ItemRowCache();
     const builder = new TensorBuilder(inputs, values, items);
-    const arenaLength = () =>
-      (items as unknown as { arena: { ints: Int32Array } }).arena.ints.length;
+    const arenaLength = () => arenaOf(items).cells.ints.length;
     for (let round = 0; round < 6; round++) {
       // 1,000 new row objects per round (an item cache refreshing): the old ones die.
       const rows = rowsOf(1000, round * 1000);
@@ -273,7 +278,7 @@ describe('ItemRowCache', () => {
       new FeatureValues(keyedFeatures, keyedInputs),
       items,
     );
-    const state = items as unknown as { keyTexts: string[]; token: number };
+    const state = arenaOf(items);
     const arenas = new Set<number>();
     let most = 0;
     // 5,000 new rows with a key of their own per round (per-item keys under a churning cache):
@@ -285,7 +290,7 @@ describe('ItemRowCache', () => {
       expect(keys).toEqual(categories);
       expect(values[0]).toBe(1);
       expect(values.slice(1).every((v) => v === 0)).toBe(true);
-      most = Math.max(most, state.keyTexts.length);
+      most = Math.max(most, state.texts.length);
       arenas.add(state.token);
       gc();
       await new Promise((resolve) => setImmediate(resolve));
@@ -319,11 +324,11 @@ describe('ItemRowCache', () => {
       expect(holders.every((h) => h.memoRow === h.row && h.memoKey !== 0)).toBe(true);
       // With the lookup by row emptied, the memos alone find every row: nothing is computed or
       // kept again.
-      const state = items as unknown as { kept: WeakMap<object, unknown>; nextSlot: number };
-      const slots = state.nextSlot;
-      state.kept = new WeakMap();
+      const state = arenaOf(items);
+      const slots = state.rows;
+      (state as unknown as { kept: WeakMap<object, unknown> }).kept = new WeakMap();
       expect(built(builder, withHolders(frameOf(rows), holders))).toEqual(expected);
-      expect(state.nextSlot).toBe(slots);
+      expect(state.rows).toBe(slots);
     });
 
     it("takes the memos the fetch read, then the holders' own, before any lookup", () => {
@@ -338,21 +343,21 @@ describe('ItemRowCache', () => {
         keys: Int32Array.from(holders, (h) => h.memoKey),
         values: Int32Array.from(holders, (h) => h.memoValue),
       };
-      const state = items as unknown as { kept: WeakMap<object, unknown>; nextSlot: number };
-      const slots = state.nextSlot;
-      state.kept = new WeakMap();
+      const state = arenaOf(items);
+      const slots = state.rows;
+      (state as unknown as { kept: WeakMap<object, unknown> }).kept = new WeakMap();
       const expected = rows.map((r) => [r.price, r.rating]);
       const bare = rows.map(holderOf);
       expect(built(builder, { ...withHolders(frameOf(rows), bare), itemMemos: memos })).toEqual(
         expected,
       );
-      expect(state.nextSlot).toBe(slots);
+      expect(state.rows).toBe(slots);
       // A copy of another consumer's memo (another key) sends each row to its holder's memo.
       const stale = { keys: new Int32Array(300).fill(-1), values: new Int32Array(300) };
       expect(built(builder, { ...withHolders(frameOf(rows), holders), itemMemos: stale })).toEqual(
         expected,
       );
-      expect(state.nextSlot).toBe(slots);
+      expect(state.rows).toBe(slots);
     });
 
     it('takes a memo only for the same row object and the same arena', () => {

@@ -3,33 +3,12 @@ import { ColumnSpec } from '../bundle/bundle-definition';
 import { CompiledColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { TextReader } from './feature-values';
-
-/** Where one item row's kept values are, whoever the user is. */
-interface KeptRow {
-  /** The item's id: a row object is only reused for the id it was computed for. */
-  id: string;
-  /** Where its item-only column values start in the arena, its item keys' codes after them. */
-  at: number;
-}
-
-/** Arenas made so far, in this process: each gets its own token. */
-let arenasMade = 0;
+import { cellsOf, INITIAL_ARENA_ROWS, ItemArena, ItemCells, KeptRow } from './item-arena';
 
 /** The distinct values of one item key in a request, and each row's index among them. */
 export interface DistinctKeys {
   distinct: string[];
   index: Int32Array;
-}
-
-/**
- * Cells of item rows, 4 bytes each, seen as float32 and as int32: a slot feeding float32 inputs
- * holds its value as a float32, one feeding int64 inputs (or a key's code) as an int32, exactly as
- * the input's own typed array would hold it, so copying a cell into an input writes the value
- * the input would have got from the computed number.
- */
-export interface ItemCells {
-  floats: Float32Array;
-  ints: Int32Array;
 }
 
 /** One request's item side, computed once for all the bundle's models. */
@@ -47,8 +26,6 @@ export interface RequestItems {
   keys: DistinctKeys[];
 }
 
-/** Rows an arena starts with room for; it doubles as items come. */
-const INITIAL_ARENA_ROWS = 1024;
 /** Key codes handed out beyond twice the arena's rows' keys before the arena starts over. */
 const SPARE_KEY_CODES = 65_536;
 
@@ -63,8 +40,8 @@ const SPARE_KEY_CODES = 65_536;
  * matches) are kept beside them as codes: each distinct key string has one number, so a request
  * lists its distinct keys by reading numbers it reads anyway and marking them in a table, with no
  * string hashing or map lookup per row. What is kept lives exactly as long as the row object (the
- * item cache's entry, or the in-memory store's row): a WeakMap finds it, and a
- * FinalizationRegistry gives the row's arena slot back once the row is collected. Where the store
+ * item cache's entry, or the in-memory store's row; see ItemArena, which holds the cells, the
+ * slots and the codes). Where the store
  * hands out the holder of a row (FeatureFrame.itemHolders: the item cache's entry, which the fetch
  * has just read), the holder's memo fields remember where the row is kept (the arena's token and
  * the slot), so a warm item costs no WeakMap probe, nor a read of any object but the holder: the
@@ -108,34 +85,13 @@ export class ItemRowCache {
   private readonly columnSlots = new Map<string, number>();
   private readonly keyReaders: TextReader[] = [];
   private readonly keySlots = new Map<string, number>();
-  private kept = new WeakMap<FeatureRow, KeptRow>();
   private readonly requests = new WeakMap<FeatureFrame, RequestItems>();
-  /**
-   * Cells of kept rows, `width` per slot: the column values, then the key codes; grows by
-   * doubling (a copy, old arrays stay valid).
-   */
-  private arena = cellsOf(new ArrayBuffer(0));
-  /** Values per slot: the columns and keys when the arena was made. */
-  private width = -1;
-  /** Key string by code, and code by key string (for all key slots alike). */
-  private keyTexts: string[] = [];
-  private keyCodes = new Map<string, number>();
+  /** Kept rows' cells (`width` a row: the column values, then the key codes) and key codes. */
+  private readonly arena = new ItemArena();
   /** Per key slot: the request (serial) that last listed each code, and its index in the list. */
   private listedBy: Int32Array[] = [];
   private listedAt: Int32Array[] = [];
   private serial = 0;
-  private nextSlot = 0;
-  private readonly freeSlots: number[] = [];
-  /**
-   * This arena among all of the process's (every cache's, every start-over): a slot or a memo of
-   * an earlier one is not the current one's.
-   */
-  private token = 0;
-  private readonly released = new FinalizationRegistry<{ token: number; at: number }>(
-    ({ token, at }) => {
-      if (token === this.token) this.freeSlots.push(at);
-    },
-  );
 
   /**
    * The slot of an item-only column's value for inputs of `dtype`; columns with equal specs and
@@ -170,9 +126,8 @@ export class ItemRowCache {
   private rows(frame: FeatureFrame): RequestItems {
     const n = frame.itemIds.length;
     const at = new Int32Array(n);
-    if (!this.prepared()) return { at, kept: this.arena, own: undefined, keys: [] };
-    const width = this.width;
-    const token = this.token;
+    if (!this.prepared()) return { at, kept: this.arena.cells, own: undefined, keys: [] };
+    const { width, token } = this.arena;
     const holders = frame.itemHolders;
     const memos = frame.itemMemos;
     // Rows computed for this request alone share cells of their own; their keys are strings, not
@@ -196,7 +151,7 @@ export class ItemRowCache {
           at[r] = holder.memoValue;
           continue;
         }
-        const kept = this.kept.get(stored) ?? this.keep(stored, frame.itemIds[r], frame, r);
+        const kept = this.arena.find(stored) ?? this.keep(stored, frame.itemIds[r], frame, r);
         // A row object kept under another id is computed for this request alone.
         if (kept.id === frame.itemIds[r]) {
           at[r] = kept.at;
@@ -217,7 +172,7 @@ export class ItemRowCache {
       owned++;
     }
     // Kept rows read the arena as it is now: it holds every slot handed out so far.
-    const cells = this.arena;
+    const cells = this.arena.cells;
     if (this.serial === 0x7fffffff) this.restartSerials();
     const serial = ++this.serial;
     const keys = new Array<DistinctKeys>(this.keyReaders.length);
@@ -242,7 +197,7 @@ export class ItemRowCache {
     const offset = this.columns.length + slot;
     const listedBy = this.listedBy[slot];
     const listedAt = this.listedAt[slot];
-    const texts = this.keyTexts;
+    const texts = this.arena.texts;
     const distinct: string[] = [];
     const index = new Int32Array(n);
     let ownSeen: Map<string, number> | undefined;
@@ -292,10 +247,10 @@ export class ItemRowCache {
       };
       for (let r = 0; r < part.length; r++) {
         const row = part[r][1];
-        if (this.kept.has(row)) continue;
+        if (this.arena.find(row) !== undefined) continue;
         found.bad = false;
         const values = this.keep(row, part[r][0], frame, r);
-        if (found.bad) this.forget(row, values);
+        if (found.bad) this.arena.forget(row, values);
         else kept++;
       }
     }
@@ -309,33 +264,29 @@ export class ItemRowCache {
   private prepared(): boolean {
     if (this.columns.length === 0 && this.keyReaders.length === 0) return false;
     const width = this.columns.length + this.keyReaders.length;
-    if (this.width !== width || this.keyTexts.length > this.keyCodeLimit()) this.reset();
+    if (this.arena.width !== width || this.arena.texts.length > this.keyCodeLimit()) {
+      this.arena.reset(width);
+      this.listedBy = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
+      this.listedAt = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
+      this.serial = 0;
+    }
     return true;
   }
 
   /** Codes handed out past this many: most belong to rows long gone (see the class comment). */
   private keyCodeLimit(): number {
-    return 2 * this.nextSlot * this.keyReaders.length + SPARE_KEY_CODES;
+    return 2 * this.arena.rows * this.keyReaders.length + SPARE_KEY_CODES;
   }
 
   /** Computes a stored row of `id` into a slot of the arena and keeps it. */
   private keep(stored: FeatureRow, id: string, frame: FeatureFrame, row: number): KeptRow {
-    const at = this.slot();
-    this.computeValues(this.arena, at, frame, row);
-    const offset = at + this.columns.length;
+    const kept = this.arena.keep(stored, id);
+    const cells = this.arena.cells;
+    this.computeValues(cells, kept.at, frame, row);
+    const offset = kept.at + this.columns.length;
     for (let k = 0; k < this.keyReaders.length; k++)
-      this.arena.ints[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
-    const kept: KeptRow = { id, at };
-    this.kept.set(stored, kept);
-    this.released.register(stored, { token: this.token, at }, kept);
+      cells.ints[offset + k] = this.keyCode(this.keyReaders[k](frame, row));
     return kept;
-  }
-
-  /** Undoes `keep` at once: the row is not kept, and its slot is free again. */
-  private forget(stored: FeatureRow, kept: KeptRow): void {
-    this.kept.delete(stored);
-    this.released.unregister(kept);
-    this.freeSlots.push(kept.at);
   }
 
   private computeValues(into: ItemCells, at: number, frame: FeatureFrame, row: number): void {
@@ -352,18 +303,14 @@ export class ItemRowCache {
     return keys;
   }
 
-  /** The code of a key string, handing out the next one (and room to list it) if it has none. */
+  /** The code of a key string (see ItemArena.keyCode), with room to list it. */
   private keyCode(text: string): number {
-    let code = this.keyCodes.get(text);
-    if (code === undefined) {
-      code = this.keyTexts.push(text) - 1;
-      this.keyCodes.set(text, code);
-      if (code >= this.listedBy[0].length) {
-        // Fresh tables: no code in them is marked as listed by a request still to come.
-        const length = this.listedBy[0].length * 2;
-        this.listedBy = this.keyReaders.map(() => new Int32Array(length));
-        this.listedAt = this.keyReaders.map(() => new Int32Array(length));
-      }
+    const code = this.arena.keyCode(text);
+    if (code >= this.listedBy[0].length) {
+      // Fresh tables: no code in them is marked as listed by a request still to come.
+      const length = this.listedBy[0].length * 2;
+      this.listedBy = this.keyReaders.map(() => new Int32Array(length));
+      this.listedAt = this.keyReaders.map(() => new Int32Array(length));
     }
     return code;
   }
@@ -373,39 +320,4 @@ export class ItemRowCache {
     for (const listed of this.listedBy) listed.fill(0);
     this.serial = 0;
   }
-
-  /** A free slot's first value index, growing the arena when none is free. */
-  private slot(): number {
-    const free = this.freeSlots.pop();
-    if (free !== undefined) return free;
-    const at = this.nextSlot * this.width;
-    const cells = this.arena.ints;
-    if (at + this.width > cells.length) {
-      const grown = cellsOf(
-        new ArrayBuffer(4 * Math.max(INITIAL_ARENA_ROWS * this.width, cells.length * 2)),
-      );
-      grown.ints.set(cells);
-      this.arena = grown;
-    }
-    this.nextSlot++;
-    return at;
-  }
-
-  private reset(): void {
-    this.token = ++arenasMade;
-    this.width = this.columns.length + this.keyReaders.length;
-    this.kept = new WeakMap();
-    this.keyTexts = [];
-    this.keyCodes = new Map();
-    this.listedBy = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
-    this.listedAt = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
-    this.serial = 0;
-    this.arena = cellsOf(new ArrayBuffer(4 * INITIAL_ARENA_ROWS * Math.max(1, this.width)));
-    this.nextSlot = 0;
-    this.freeSlots.length = 0;
-  }
-}
-
-function cellsOf(buffer: ArrayBuffer): ItemCells {
-  return { floats: new Float32Array(buffer), ints: new Int32Array(buffer) };
 }
