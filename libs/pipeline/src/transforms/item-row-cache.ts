@@ -40,12 +40,11 @@ const SPARE_KEY_CODES = 65_536;
  * matches) are kept beside them as codes: each distinct key string has one number, so a request
  * lists its distinct keys by reading numbers it reads anyway and marking them in a table, with no
  * string hashing or map lookup per row. What is kept lives exactly as long as the row object (the
- * item cache's entry, or the in-memory store's row; see ItemArena, which holds the cells, the
- * slots and the codes). Where the store
- * hands out the holder of a row (FeatureFrame.itemHolders: the item cache's entry, which the fetch
- * has just read), the holder's memo fields remember where the row is kept (the arena's token and
- * the slot), so a warm item costs no WeakMap probe, nor a read of any object but the holder: the
- * memo is taken for the same row object in the same arena only. An updated row is a new object,
+ * item cache's entry, or the in-memory store's row): ItemArena holds the cells, the slots and the
+ * codes. Where the store hands out the holder of a row (FeatureFrame.itemHolders: the item cache's
+ * entry, which the fetch has just read), the holder's memo fields remember where the row is kept
+ * (the arena's token and the slot), so a warm item costs no WeakMap probe, nor a read of any
+ * object but the holder: the memo is taken for the same row object in the same arena only. An updated row is a new object,
  * so it is computed afresh. A row whose request sent features of its own is computed every time,
  * never kept. Per request, the rows are looked up once and each key's distinct values listed
  * once, whichever model asks first (keyed by the frame, so nothing outlives the request).
