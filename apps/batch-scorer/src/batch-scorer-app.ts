@@ -1,5 +1,6 @@
 import { INestApplicationContext, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { restoreFastStringPrototype } from '@app/common';
 import { BatchScorerModule } from './batch-scorer.module';
 
 /**
@@ -11,10 +12,14 @@ import { BatchScorerModule } from './batch-scorer.module';
 export async function createBatchScorer(
   logger?: false | LogLevel[] | LoggerService,
 ): Promise<INestApplicationContext> {
+  // Every module is loaded by now (ioredis among them, whose String subclass slowed every string
+  // method down): before any code is optimized, and again once the app is built.
+  restoreFastStringPrototype();
   const app = await NestFactory.createApplicationContext(BatchScorerModule, {
     abortOnError: false,
     ...(logger === undefined ? {} : { logger }),
   });
+  restoreFastStringPrototype();
   app.enableShutdownHooks();
   return app;
 }

@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import type { LoggerService, LogLevel } from '@nestjs/common';
-import { loadEnvConfig } from '@app/common';
+import { loadEnvConfig, restoreFastStringPrototype } from '@app/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { serveOpenApi } from './docs/openapi';
@@ -19,6 +19,9 @@ import { RankerModule } from './ranker.module';
 export async function createRankerApp(
   logger?: false | LogLevel[] | LoggerService,
 ): Promise<NestFastifyApplication> {
+  // Every module is loaded by now (ioredis among them, whose String subclass slowed every string
+  // method down): before any code is optimized, and again once the app is built.
+  restoreFastStringPrototype();
   // The adapter and the module's shape exist before the module, so these settings are read here
   // with the same loader.
   const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
@@ -48,6 +51,7 @@ export async function createRankerApp(
       ...(logger === undefined ? {} : { logger }),
     },
   );
+  restoreFastStringPrototype();
   app.useGlobalFilters(new HttpExceptionFilter());
   serveOpenApi(app);
   app.enableShutdownHooks();

@@ -21,3 +21,4 @@ export * from './async/loop-slicer';
 export * from './async/succeed-once';
 export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';
+export * from './runtime/fast-string-prototype';
