@@ -4,9 +4,9 @@
  * and each answer read by a small parser (status line, `content-length` or chunked body,
  * `connection: close`). The load generator shares the machine's cores with the ranker it
  * measures, so every microsecond it spends per request is taken from the service: node:http's
- * client cost ~90 µs of CPU per 100-candidate request on the 2-core machine (15% of a core at
- * concurrency 64), this one about a third of that, as lean as autocannon's. One request per
- * connection at a time (no pipelining): a caller waiting for its answer holds its connection.
+ * client cost 70-95 µs of CPU per 100-candidate request on the 2-core machine (15% of a core at
+ * concurrency 64), this one 31-37 µs. One request per connection at a time (no pipelining): a
+ * caller waiting for its answer holds its connection.
  */
 import { connect, Socket } from 'node:net';
 
