@@ -258,7 +258,7 @@ describe('ItemRowCache', () => {
     const rows = ['a', 'b', 'a'].map((category) => ({ category }));
     const frame = () => keyedFrame(['a', 'b', 'a'], [], rows);
     matched(items, builder, frame());
-    (items as unknown as { serial: number }).serial = 0x7fffffff - 1;
+    (items as unknown as { listing: { serial: number } }).listing.serial = 0x7fffffff - 1;
     for (let request = 0; request < 3; request++) {
       expect(matched(items, builder, frame())).toEqual({
         values: [0, 1, 0],
@@ -266,7 +266,7 @@ describe('ItemRowCache', () => {
         distinct: 2,
       });
     }
-    expect((items as unknown as { serial: number }).serial).toBe(2);
+    expect((items as unknown as { listing: { serial: number } }).listing.serial).toBe(2);
   });
 
   it('starts over once key codes outnumber what its rows can hold, and stays right', async () => {

@@ -3,13 +3,8 @@ import { ColumnSpec } from '../bundle/bundle-definition';
 import { CompiledColumn } from './column-compiler';
 import { FeatureFrame } from './feature-frame';
 import { TextReader } from './feature-values';
-import { cellsOf, INITIAL_ARENA_ROWS, ItemArena, ItemCells, KeptRow } from './item-arena';
-
-/** The distinct values of one item key in a request, and each row's index among them. */
-export interface DistinctKeys {
-  distinct: string[];
-  index: Int32Array;
-}
+import { cellsOf, ItemArena, ItemCells, KeptRow } from './item-arena';
+import { DistinctKeys, KeyListing } from './key-listing';
 
 /** One request's item side, computed once for all the bundle's models. */
 export interface RequestItems {
@@ -87,10 +82,8 @@ export class ItemRowCache {
   private readonly requests = new WeakMap<FeatureFrame, RequestItems>();
   /** Kept rows' cells (`width` a row: the column values, then the key codes) and key codes. */
   private readonly arena = new ItemArena();
-  /** Per key slot: the request (serial) that last listed each code, and its index in the list. */
-  private listedBy: Int32Array[] = [];
-  private listedAt: Int32Array[] = [];
-  private serial = 0;
+  /** Each request's distinct keys, listed by code. */
+  private readonly listing = new KeyListing();
 
   /**
    * The slot of an item-only column's value for inputs of `dtype`; columns with equal specs and
@@ -172,52 +165,14 @@ export class ItemRowCache {
     }
     // Kept rows read the arena as it is now: it holds every slot handed out so far.
     const cells = this.arena.cells;
-    if (this.serial === 0x7fffffff) this.restartSerials();
-    const serial = ++this.serial;
+    const serial = this.listing.next();
+    const { texts } = this.arena;
     const keys = new Array<DistinctKeys>(this.keyReaders.length);
-    for (let slot = 0; slot < keys.length; slot++)
-      keys[slot] = this.distinctKeys(slot, serial, at, cells.ints, ownKeys);
-    return { at, kept: cells, own, keys };
-  }
-
-  /**
-   * The distinct values of key `slot` in a request, and each row's index among them: a kept row's
-   * code is marked as listed by this request (`serial`) the first time it is seen; a row of the
-   * request's own is listed by its string.
-   */
-  private distinctKeys(
-    slot: number,
-    serial: number,
-    at: Int32Array,
-    codes: Int32Array,
-    ownKeys: string[][] | undefined,
-  ): DistinctKeys {
-    const n = at.length;
-    const offset = this.columns.length + slot;
-    const listedBy = this.listedBy[slot];
-    const listedAt = this.listedAt[slot];
-    const texts = this.arena.texts;
-    const distinct: string[] = [];
-    const index = new Int32Array(n);
-    let ownSeen: Map<string, number> | undefined;
-    for (let r = 0; r < n; r++) {
-      const keys = ownKeys?.[r];
-      if (keys === undefined) {
-        const code = codes[at[r] + offset];
-        if (listedBy[code] !== serial) {
-          listedBy[code] = serial;
-          listedAt[code] = distinct.push(texts[code]) - 1;
-        }
-        index[r] = listedAt[code];
-        continue;
-      }
-      // A string a kept row also has is listed twice: both entries get the same value.
-      ownSeen ??= new Map();
-      let k = ownSeen.get(keys[slot]);
-      if (k === undefined) ownSeen.set(keys[slot], (k = distinct.push(keys[slot]) - 1));
-      index[r] = k;
+    for (let slot = 0; slot < keys.length; slot++) {
+      const offset = this.columns.length + slot;
+      keys[slot] = this.listing.list(slot, serial, at, cells.ints, offset, texts, ownKeys);
     }
-    return { distinct, index };
+    return { at, kept: cells, own, keys };
   }
 
   /**
@@ -265,9 +220,7 @@ export class ItemRowCache {
     const width = this.columns.length + this.keyReaders.length;
     if (this.arena.width !== width || this.arena.texts.length > this.keyCodeLimit()) {
       this.arena.reset(width);
-      this.listedBy = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
-      this.listedAt = this.keyReaders.map(() => new Int32Array(INITIAL_ARENA_ROWS));
-      this.serial = 0;
+      this.listing.reset(this.keyReaders.length);
     }
     return true;
   }
@@ -305,18 +258,7 @@ export class ItemRowCache {
   /** The code of a key string (see ItemArena.keyCode), with room to list it. */
   private keyCode(text: string): number {
     const code = this.arena.keyCode(text);
-    if (code >= this.listedBy[0].length) {
-      // Fresh tables: no code in them is marked as listed by a request still to come.
-      const length = this.listedBy[0].length * 2;
-      this.listedBy = this.keyReaders.map(() => new Int32Array(length));
-      this.listedAt = this.keyReaders.map(() => new Int32Array(length));
-    }
+    this.listing.fit(code);
     return code;
-  }
-
-  /** Serials start over before they overflow: every mark is cleared, so none is taken as current. */
-  private restartSerials(): void {
-    for (const listed of this.listedBy) listed.fill(0);
-    this.serial = 0;
   }
 }
