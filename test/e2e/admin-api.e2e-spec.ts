@@ -101,6 +101,27 @@ describe('admin API (ranker app over HTTP)', () => {
       }
     });
 
+    it('checks the token before reading the body: 401/403 whatever the body, 400 only with it', async () => {
+      const bodies: [string, string, number, string][] = [
+        ['malformed JSON', '{"stable": ', 400, 'MALFORMED_JSON'],
+        ['a text body', 'stable=v1', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+        ['a form body', 'stable=v1', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      ];
+      const types = ['application/json', 'text/plain', 'application/x-www-form-urlencoded'];
+      for (const [k, [what, body, withToken, code]] of bodies.entries()) {
+        const put = (headers: Record<string, string>) =>
+          ranker.request('PUT', '/v1/admin/scenes/feed/traffic', body, types[k], headers);
+        const missing = await put({});
+        expect([what, missing.status, missing.body.code]).toEqual([what, 401, 'UNAUTHORIZED']);
+        expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="ranker-admin"');
+        expect(missing.body.requestId).toBe(missing.headers.get('x-request-id'));
+        const forged = await put({ authorization: 'Bearer forged-token-0123456789abcdef' });
+        expect([what, forged.status, forged.body.code]).toEqual([what, 403, 'FORBIDDEN']);
+        const right = await put({ authorization: `Bearer ${TOKEN}` });
+        expect([what, right.status, right.body.code]).toEqual([what, withToken, code]);
+      }
+    });
+
     it('refuses every forged Authorization header with 401 or 403, never serving it', async () => {
       const header = fc.oneof(
         fc.string({

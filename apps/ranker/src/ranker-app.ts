@@ -12,6 +12,8 @@ import { ADMIN_FORM_ROUTES } from './admin-page/admin-page.controller';
 import { acceptFormsFor } from './http/form-body';
 import { acceptJsonOnly } from './http/json-body';
 import { AdminConfig } from './admin/admin.config';
+import { AdminTokenGuard } from './admin/admin-token.guard';
+import { checkAdminTokenFirst } from './admin/admin-token-first';
 import { RankerConfig } from './ranker.config';
 import { RankerModule } from './ranker.module';
 
@@ -42,6 +44,9 @@ export async function createRankerApp(
   // one exception, on their own routes.
   acceptJsonOnly(adapter.getInstance());
   if (admin.enabled) acceptFormsFor(adapter.getInstance(), ADMIN_FORM_ROUTES);
+  // The admin token is checked before the body is read (the guard is there once the app is).
+  let adminGuard: AdminTokenGuard | undefined;
+  if (admin.enabled) checkAdminTokenFirst(adapter.getInstance(), () => adminGuard);
   const app = await NestFactory.create<NestFastifyApplication>(
     RankerModule.forRoot({ adminEnabled: admin.enabled }),
     adapter,
@@ -52,6 +57,7 @@ export async function createRankerApp(
     },
   );
   restoreFastStringPrototype();
+  if (admin.enabled) adminGuard = app.get(AdminTokenGuard);
   app.useGlobalFilters(new HttpExceptionFilter());
   serveOpenApi(app);
   app.enableShutdownHooks();

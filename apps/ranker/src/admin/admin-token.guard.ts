@@ -27,7 +27,16 @@ export class AdminTokenGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    this.check(context.switchToHttp().getRequest<FastifyRequest>());
+    return true;
+  }
+
+  /**
+   * Throws UnauthorizedError or ForbiddenError unless `request` carries the admin token. Also run
+   * by the ranker's onRequest hook for the admin API's routes (adminTokenFirst), before the body
+   * is read, so a caller without the token learns that and nothing about its body.
+   */
+  check(request: FastifyRequest): void {
     const header = request.headers.authorization;
     const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
     const call = `${request.method} ${request.url} from ${request.ip} requestId=${request.id}`;
@@ -43,7 +52,6 @@ export class AdminTokenGuard implements CanActivate {
       const message = 'the bearer token is not the admin token';
       throw new ForbiddenError(message, [{ path: PATH, message }]);
     }
-    return true;
   }
 }
 
