@@ -47,6 +47,8 @@ interface Phase {
   /** CPU time per request: the main thread's, and the whole ranker process's (every thread). */
   mainThreadCpuMsPerRequest: number;
   processCpuMsPerRequest: number;
+  /** The model threads' share of it (see ProbeReading.modelThreadsCpuMs); the rest: V8's helpers. */
+  modelThreadsCpuMsPerRequest: number;
   /** CPU the load generator (this process) took per request: taken from the same cores. */
   loadCpuMsPerRequest: number;
   loopP99Ms: number;
@@ -71,8 +73,10 @@ async function phase(
     rowsPerS: (result.ok * rows) / result.elapsedS,
     p99Ms: percentile(sorted, 99),
     mainThreadMsPerRequest: result.ok > 0 ? inside.activeMs / result.ok : NaN,
-    mainThreadCpuMsPerRequest: result.ok > 0 ? inside.mainThreadCpuMs / result.ok : NaN,
+    mainThreadCpuMsPerRequest: result.ok > 0 ? (inside.mainThreadCpuMs ?? NaN) / result.ok : NaN,
     processCpuMsPerRequest: result.ok > 0 ? inside.processCpuMs / result.ok : NaN,
+    modelThreadsCpuMsPerRequest:
+      result.ok > 0 ? (inside.modelThreadsCpuMs ?? NaN) / result.ok : NaN,
     loadCpuMsPerRequest: result.ok > 0 ? (user + system) / 1000 / result.ok : NaN,
     loopP99Ms: inside.loopP99Ms,
     loopMaxMs: inside.loopMaxMs,
@@ -86,10 +90,16 @@ function phaseLine(name: string, p: Phase, limit: number): string {
     `x${(p.rowsPerS / limit).toFixed(2)} raw  p99 ${p.p99Ms.toFixed(1).padStart(6)} ms  ` +
     `main thread ${p.mainThreadMsPerRequest.toFixed(2)} ms/request  ` +
     `cpu ${p.processCpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainThreadCpuMsPerRequest.toFixed(2)}, ` +
-    `load generator ${p.loadCpuMsPerRequest.toFixed(3)})  ` +
+    `model threads ${p.modelThreadsCpuMsPerRequest.toFixed(2)}, ` +
+    `other ${otherThreadsCpu(p).toFixed(2)}; load generator ${p.loadCpuMsPerRequest.toFixed(3)})  ` +
     `event loop p99 ${p.loopP99Ms.toFixed(1)} ms max ${p.loopMaxMs.toFixed(1)} ms  ` +
     `errors ${formatErrors(p.result.errors)}`
   );
+}
+
+/** The ranker's CPU per request in neither its main thread nor its model threads: V8's helpers, libuv. */
+function otherThreadsCpu(p: Phase): number {
+  return p.processCpuMsPerRequest - p.mainThreadCpuMsPerRequest - p.modelThreadsCpuMsPerRequest;
 }
 
 /** Every item once (so the item cache holds them all), then a second of each load for the JIT. */
@@ -192,8 +202,14 @@ async function main(): Promise<void> {
         process_cpu: top.processCpuMsPerRequest,
         raw_cpu: rawCpuMsPerRow * LARGE,
         cpu_ratio: (rawCpuMsPerRow * LARGE) / top.processCpuMsPerRequest,
+        model_cpu: top.modelThreadsCpuMsPerRequest,
+        other_cpu: otherThreadsCpu(top),
+        model_cpu_ratio: (rawCpuMsPerRow * LARGE) / top.modelThreadsCpuMsPerRequest,
         small_process_cpu: smallRun.processCpuMsPerRequest,
         small_cpu_ratio: (rawCpuMsPerRow * SMALL) / smallRun.processCpuMsPerRequest,
+        small_main_cpu: smallRun.mainThreadCpuMsPerRequest,
+        small_model_cpu: smallRun.modelThreadsCpuMsPerRequest,
+        small_model_cpu_ratio: (rawCpuMsPerRow * SMALL) / smallRun.modelThreadsCpuMsPerRequest,
         load_cpu: top.loadCpuMsPerRequest,
         small_load_cpu: smallRun.loadCpuMsPerRequest,
         event_loop_p99: Math.max(...[...larges, smallRun].map((p) => p.loopP99Ms)),
@@ -223,8 +239,14 @@ async function main(): Promise<void> {
       process_cpu_ms_per_large_request: fixed(log.median('process_cpu'), 2),
       raw_cpu_ms_per_large_request: fixed(log.median('raw_cpu'), 2),
       cpu_ratio: fixed(log.median('cpu_ratio')),
+      model_threads_cpu_ms_per_large_request: fixed(log.median('model_cpu'), 2),
+      other_threads_cpu_ms_per_large_request: fixed(log.median('other_cpu'), 2),
+      model_cpu_ratio: fixed(log.median('model_cpu_ratio')),
       small_process_cpu_ms_per_request: fixed(log.median('small_process_cpu'), 3),
+      small_main_thread_cpu_ms_per_request: fixed(log.median('small_main_cpu'), 3),
+      small_model_threads_cpu_ms_per_request: fixed(log.median('small_model_cpu'), 3),
       small_cpu_ratio: fixed(log.median('small_cpu_ratio')),
+      small_model_cpu_ratio: fixed(log.median('small_model_cpu_ratio')),
       load_cpu_ms_per_large_request: fixed(log.median('load_cpu'), 3),
       load_cpu_ms_per_small_request: fixed(log.median('small_load_cpu'), 3),
       event_loop_p99_ms: fixed(log.median('event_loop_p99'), 2),

@@ -53,7 +53,9 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       // The spin is CPU of the main thread, and so of the process (the thread's in 10 ms ticks).
       expect(reading.processCpuMs).toBeGreaterThanOrEqual(150);
       if (process.platform === 'linux') expect(reading.mainThreadCpuMs).toBeGreaterThanOrEqual(120);
-      else expect(reading.mainThreadCpuMs).toBeNaN();
+      else expect(reading.mainThreadCpuMs).toBeNull();
+      // No thread runs at another nice than the main thread: no model threads to tell apart.
+      expect(reading.modelThreadsCpuMs).toBeNull();
 
       // A new mark starts a new window: the stall is not counted again.
       child.send({ probe: 'mark', id: 3 });
@@ -61,6 +63,51 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       child.send({ probe: 'read', id: 4 });
       const after = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 4);
       expect(after.activeMs).toBeLessThan(140);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('counts the CPU of threads at another nice (the model threads) apart from the main thread', async () => {
+    if (process.platform !== 'linux') return;
+    // A stand-in for a model thread: lowers its own priority as model-worker.ts does, then spins
+    // until it has used 200 ms of CPU of its own; the main thread idles meanwhile.
+    const child = start(`
+      const { Worker } = require('node:worker_threads');
+      const keepAlive = setInterval(() => {}, 1000);
+      process.on('message', (m) => {
+        if (m === 'spin') {
+          const w = new Worker(\`
+            require('node:os').setPriority(0, 10);
+            const fs = require('node:fs');
+            // This thread's utime + stime in ticks (fields 14 and 15 of its /proc stat).
+            const ticks = () => {
+              const stat = fs.readFileSync('/proc/thread-self/stat', 'latin1');
+              const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+              return Number(f[11]) + Number(f[12]);
+            };
+            const from = ticks();
+            let x = 0;
+            while (ticks() - from < 20) for (let i = 0; i < 1e5; i++) x++;
+            require('node:worker_threads').parentPort.postMessage(x);
+            // Alive until the read: the probe counts the threads it finds then.
+            setInterval(() => {}, 1000);
+          \`, { eval: true });
+          w.once('message', () => setTimeout(() => process.send('spun'), 50));
+        }
+        if (m === 'quit') { clearInterval(keepAlive); process.removeAllListeners('message'); }
+      });`);
+    try {
+      child.send({ probe: 'mark', id: 1 });
+      await next(child, (m) => (m as ProbeReading)?.id === 1);
+      child.send('spin');
+      await next(child, (m) => m === 'spun');
+      child.send({ probe: 'read', id: 2 });
+      const reading = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 2);
+      // The worker's spin is the model threads' CPU (in 10 ms ticks), not the main thread's.
+      expect(reading.modelThreadsCpuMs).toBeGreaterThanOrEqual(200);
+      expect(reading.modelThreadsCpuMs).toBeLessThanOrEqual(reading.processCpuMs + 10);
+      expect(reading.mainThreadCpuMs).toBeLessThan(200);
     } finally {
       child.kill('SIGKILL');
     }

@@ -2,9 +2,10 @@
  * Preloaded into the ranker process by bench:rank (`node -r ranker-probe.ts apps/ranker/...`), so
  * the main thread's own figures are measured inside the ranker without a line of app code:
  * event-loop utilization (busy milliseconds), event-loop delay, and CPU time (the whole process's,
- * and the main thread's own where Linux's /proc tells it) since the last `mark`, sent back over
- * the IPC channel on `read`. Inert when the process has no IPC channel.
+ * and where Linux's /proc tells it the main thread's own and the model threads') since the last
+ * `mark`, sent back over the IPC channel on `read`. Inert when the process has no IPC channel.
  */
+import { readdirSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { procStatFields } from '../support/proc-stat';
 
@@ -21,8 +22,70 @@ export interface ProbeReading {
   loopMaxMs: number;
   /** CPU time of every thread of the process (user + system) since the mark, ms. */
   processCpuMs: number;
-  /** CPU time of the main thread alone since the mark, ms (10 ms ticks); NaN off Linux. */
-  mainThreadCpuMs: number;
+  /**
+   * CPU time of the main thread alone since the mark, ms (10 ms ticks); null off Linux (a figure
+   * that is not known is null: NaN does not survive the IPC channel's JSON).
+   */
+  mainThreadCpuMs: number | null;
+  /**
+   * CPU time of the threads at another nice value than the main thread's since the mark, ms (10
+   * ms ticks): the model threads, which lower theirs to SCORING_WORKER_NICE (10 by default) as
+   * they start, and the onnxruntime threads they start. Null off Linux, and when no thread runs at
+   * another nice (SCORING_WORKER_NICE=0: the model threads cannot be told apart). A thread that
+   * ended since the mark is not counted.
+   */
+  modelThreadsCpuMs: number | null;
+}
+
+/** utime + stime of each thread of `pid` in ms (10 ms ticks), with its nice value. */
+export function threadCpu(pid = process.pid): Map<number, { cpuMs: number; nice: number }> {
+  const threads = new Map<number, { cpuMs: number; nice: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const field = procStatFields(`/proc/${pid}/task/${tid}/stat`);
+      threads.set(Number(tid), {
+        cpuMs: (Number(field(14)) + Number(field(15))) * 10,
+        nice: Number(field(19)),
+      });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU time since `mark` (threadCpu's reading then) of the threads that run at another nice value
+ * than the main thread; a thread started since counts from 0. NaN when there is none, or off Linux.
+ */
+export function modelThreadsCpuMs(
+  mark: Map<number, { cpuMs: number }> | undefined,
+  pid = process.pid,
+): number {
+  if (mark === undefined) return NaN;
+  let now;
+  try {
+    now = threadCpu(pid);
+  } catch {
+    return NaN;
+  }
+  const mainNice = now.get(pid)?.nice;
+  let total = 0;
+  let found = false;
+  for (const [tid, { cpuMs, nice }] of now) {
+    if (tid === pid || nice === mainNice) continue;
+    found = true;
+    total += cpuMs - (mark.get(tid)?.cpuMs ?? 0);
+  }
+  return found ? total : NaN;
+}
+
+function threadMark(): Map<number, { cpuMs: number }> | undefined {
+  try {
+    return threadCpu();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
@@ -36,6 +99,10 @@ export function mainThreadCpuMs(pid = process.pid): number {
   }
 }
 
+function known(value: number): number | null {
+  return Number.isNaN(value) ? null : value;
+}
+
 function processCpuMs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
@@ -47,11 +114,13 @@ if (typeof process.send === 'function') {
   let mark = performance.eventLoopUtilization();
   let cpuMark = processCpuMs();
   let mainCpuMark = mainThreadCpuMs();
+  let threadsMark = threadMark();
   process.on('message', (message: ToProbe) => {
     if (message?.probe === 'mark') {
       mark = performance.eventLoopUtilization();
       cpuMark = processCpuMs();
       mainCpuMark = mainThreadCpuMs();
+      threadsMark = threadMark();
       delay.reset();
       process.send!({
         probe: 'reading',
@@ -63,6 +132,7 @@ if (typeof process.send === 'function') {
         loopMaxMs: 0,
         processCpuMs: 0,
         mainThreadCpuMs: 0,
+        modelThreadsCpuMs: 0,
       });
     } else if (message?.probe === 'read') {
       const used = performance.eventLoopUtilization(mark);
@@ -75,7 +145,8 @@ if (typeof process.send === 'function') {
         loopP99Ms: delay.percentile(99) / 1e6,
         loopMaxMs: delay.max / 1e6,
         processCpuMs: processCpuMs() - cpuMark,
-        mainThreadCpuMs: mainThreadCpuMs() - mainCpuMark,
+        mainThreadCpuMs: known(mainThreadCpuMs() - mainCpuMark),
+        modelThreadsCpuMs: known(modelThreadsCpuMs(threadsMark)),
       };
       process.send!(reading);
     }
