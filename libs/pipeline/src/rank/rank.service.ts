@@ -10,7 +10,7 @@ import { SceneTrafficControl } from '../registry/scene-traffic';
 import type { TrafficChoice } from '../rollout/traffic-plan';
 import { Scene } from '../scene/scene';
 import { checkFits, scoreScene } from '../scene/scene-scorer';
-import { FeatureFrame } from '../transforms/feature-frame';
+import { featureFrame, NO_ITEM_FEATURES } from '../transforms/feature-frame';
 import { RankRequest, RankResult } from '../request/rank-request';
 import { badValueReport } from './bad-value-report';
 import { countsAgainstVersion } from './guard-outcome';
@@ -124,7 +124,7 @@ export class RankService {
         `deadline of ${timeoutMs} ms passed while fetching features; nothing was scored`,
       );
     }
-    const frame: FeatureFrame = {
+    const frame = featureFrame({
       userId: request.user.id,
       userRequest: request.user.features,
       userStored: fetched.user,
@@ -139,7 +139,7 @@ export class RankService {
         userId: request.user.id,
         itemIds,
       }),
-    };
+    });
     const { scores } = await scoreScene(scene, this.engine, frame, { deadline });
     if (sliced) await this.turn('scored');
     const topK = Math.min(request.topK ?? scene.spec.postprocess.topK, itemIds.length);
@@ -191,9 +191,6 @@ export class RankService {
     };
   }
 }
-
-/** Read for every row of a request whose candidates sent no features: undefined at every index. */
-const NO_ITEM_FEATURES: readonly (FeatureRow | undefined)[] = Object.freeze([]);
 
 /**
  * The candidates' ids, and their request features by row: an array only when some candidate sent

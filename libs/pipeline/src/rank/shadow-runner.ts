@@ -7,7 +7,7 @@ import { compareShadow } from '../rollout/shadow-comparison';
 import { ShadowMetrics } from '../rollout/shadow.metrics';
 import { ShadowChoice } from '../rollout/traffic-plan';
 import { scoreScene } from '../scene/scene-scorer';
-import { FeatureFrame } from '../transforms/feature-frame';
+import { FeatureFrame, featureFrame } from '../transforms/feature-frame';
 
 /** What a shadow run compares against: the served version's scores of every candidate. */
 export interface ShadowJob {
@@ -63,7 +63,7 @@ export class ShadowRunner {
     }
     try {
       // Bad values were reported once, by the serving version: the shadow counts none of them.
-      const frame: FeatureFrame = { ...job.frame, onBadValue: undefined };
+      const frame = featureFrame({ ...job.frame, onBadValue: undefined });
       const { scores } = await scoreScene(lease.scene, this.engine, frame, {
         deadline: job.deadline,
       });

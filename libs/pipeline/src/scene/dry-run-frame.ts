@@ -1,4 +1,9 @@
-import { FeatureFrame } from '../transforms/feature-frame';
+import {
+  FeatureFrame,
+  featureFrame,
+  NO_ITEM_FEATURES,
+  rowArray,
+} from '../transforms/feature-frame';
 import { Scene } from './scene';
 
 const DRY_RUN_ROWS = 8;
@@ -10,16 +15,15 @@ const DRY_RUN_ROWS = 8;
  */
 export function dryRunFrame(scene: Pick<Scene, 'models'>, rows = DRY_RUN_ROWS): FeatureFrame {
   const n = Math.min(rows, maxCandidatesOf(scene));
-  const itemIds = Array.from({ length: n }, (_, i) => `dry-run-${i}`);
-  return {
+  return featureFrame({
     userId: 'dry-run-user',
     userRequest: undefined,
     userStored: undefined,
     context: undefined,
-    itemIds,
-    itemRequest: itemIds.map(() => undefined),
-    itemStored: itemIds.map(() => undefined),
-  };
+    itemIds: rowArray(n, (i) => `dry-run-${i}`),
+    itemRequest: NO_ITEM_FEATURES,
+    itemStored: rowArray(n, () => undefined),
+  });
 }
 
 /** The most candidates one request may have on `scene`: its smallest model queue. */

@@ -10,7 +10,7 @@ import { ScoringEngine } from '@app/scoring';
 import { validateRankRequest } from '../request/rank-request-validation';
 import { Scene } from './scene';
 import { scoreScene } from './scene-scorer';
-import { FeatureFrame } from '../transforms/feature-frame';
+import { FeatureFrame, featureFrame, rowArray } from '../transforms/feature-frame';
 import { BundleFiles } from './bundle-files';
 
 export const GOLDEN_FILE = 'golden.jsonl';
@@ -109,14 +109,14 @@ function parseCase(line: string): GoldenCase | string {
 
 /** The frame of a golden request: its own features only, the store is not read. */
 export function goldenFrame(golden: Omit<GoldenCase, 'expected'>): FeatureFrame {
-  const itemIds = golden.candidates.map((c) => c.id);
-  return {
+  const { candidates } = golden;
+  return featureFrame({
     userId: golden.user.id,
     userRequest: golden.user.features,
     userStored: undefined,
     context: golden.context,
-    itemIds,
-    itemRequest: golden.candidates.map((c) => c.features),
-    itemStored: itemIds.map(() => undefined),
-  };
+    itemIds: rowArray(candidates.length, (r) => candidates[r].id),
+    itemRequest: rowArray(candidates.length, (r) => candidates[r].features),
+    itemStored: rowArray(candidates.length, () => undefined),
+  });
 }

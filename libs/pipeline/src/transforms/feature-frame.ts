@@ -32,3 +32,39 @@ export interface FeatureFrame {
    */
   onBadValue?: (source: FeatureSource, layer: FeatureLayer, row: number, feature: string) => void;
 }
+
+/** Read for every row of a frame whose candidates sent no features: undefined at every index. */
+export const NO_ITEM_FEATURES: readonly (FeatureRow | undefined)[] = Object.freeze([]);
+
+/**
+ * A frame, with all its fields in one order whoever makes it: a request's rank, a new version's
+ * dry run and golden requests, the item-side warm-up, a shadow run. The code that reads frames
+ * (the scorer, the tensor builder, the item side) is optimized for the frames it has seen: frames
+ * of four literals with four field sets were four hidden classes, and a new version's first dry
+ * run deoptimized the serving path ("wrong map" at `frame.itemIds`) while traffic ran.
+ */
+export function featureFrame(fields: FeatureFrame): FeatureFrame {
+  return {
+    userId: fields.userId,
+    userRequest: fields.userRequest,
+    userStored: fields.userStored,
+    context: fields.context,
+    itemIds: fields.itemIds,
+    itemRequest: fields.itemRequest,
+    itemStored: fields.itemStored,
+    itemHolders: fields.itemHolders,
+    itemMemos: fields.itemMemos,
+    onBadValue: fields.onBadValue,
+  };
+}
+
+/**
+ * A per-row array of a frame, `at(r)` at each row, made as the stores and the rank path make
+ * theirs (`new Array(n)`, then written by index): one elements kind for every frame's arrays, so
+ * reading them by row stays monomorphic whoever made the frame.
+ */
+export function rowArray<T>(n: number, at: (row: number) => T): T[] {
+  const out = new Array<T>(n);
+  for (let r = 0; r < n; r++) out[r] = at(r);
+  return out;
+}

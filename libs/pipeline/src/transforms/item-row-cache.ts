@@ -1,7 +1,7 @@
 import { FeatureRow } from '@app/features';
 import { ColumnSpec } from '../bundle/bundle-definition';
 import { CompiledColumn } from './column-compiler';
-import { FeatureFrame } from './feature-frame';
+import { FeatureFrame, featureFrame, NO_ITEM_FEATURES, rowArray } from './feature-frame';
 import { TextReader } from './feature-values';
 import { cellsOf, ItemArena, ItemCells, KeptRow } from './item-arena';
 import { DistinctKeys, KeyListing } from './key-listing';
@@ -189,16 +189,16 @@ export class ItemRowCache {
     for (let from = 0; from < rows.length; from += chunk) {
       if (from > 0) await new Promise((resolve) => setImmediate(resolve));
       const part = rows.slice(from, from + chunk);
-      const frame: FeatureFrame = {
+      const frame = featureFrame({
         userId: '',
         userRequest: undefined,
         userStored: undefined,
         context: undefined,
-        itemIds: part.map(([id]) => id),
-        itemRequest: [],
-        itemStored: part.map(([, row]) => row),
+        itemIds: rowArray(part.length, (r) => part[r][0]),
+        itemRequest: NO_ITEM_FEATURES,
+        itemStored: rowArray(part.length, (r) => part[r][1]),
         onBadValue: () => (found.bad = true),
-      };
+      });
       for (let r = 0; r < part.length; r++) {
         const row = part[r][1];
         if (this.arena.find(row) !== undefined) continue;
