@@ -13,7 +13,9 @@
  * then BENCH_SECONDS more of steady load. Steady latencies are those outside every swap window.
  * swap_ms is from the rename (or removal) to the first answer naming the new version, for a
  * request sent after it. Each window is also paired with the 3 s of steady load just before it
- * (paired_ratios), which machine drift between distant phases does not move. Prints each window, the targets with PASS/FAIL, then one JSON line; it
+ * (paired_ratios), which machine drift between distant phases does not move. The pooled ratio is
+ * also drawn PLACEBO_DRAWS times over windows as long placed in the steady load (placebo_*, see
+ * placebo-windows.ts): what the statistic reads on this machine with no swap. Prints each window, the targets with PASS/FAIL, then one JSON line; it
  * reports a miss, it does not fail on one.
  */
 import 'reflect-metadata';
@@ -27,6 +29,7 @@ import { buildBodies, idsFromFeatureFile } from '../tools/perf/request-bodies';
 import { formatErrors, percentile } from '../tools/perf/step-summary';
 import { stageVersion, StagedVersion, writeVersion } from '../support/bundle-versions';
 import { RankerProcess } from './ranker-process';
+import { placeboRatios, summarizePlacebo } from './placebo-windows';
 import { fixed, median, roundsFromEnv, secondsFromEnv } from './rounds';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -38,6 +41,8 @@ const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 250);
 const CANDIDATES = 100;
 const TOKEN = `bench-swap-${process.pid}-${Date.now()}-token`;
 const TARGET_RATIO = 1.5;
+/** Placebo draws (see placebo-windows.ts): the pooled ratio's own spread with no swap. */
+const PLACEBO_DRAWS = 500;
 /** The steady stretch each swap window is paired with: this long, just before the change. */
 const PAIRED_MS = 3000;
 /**
@@ -321,6 +326,14 @@ async function main(): Promise<void> {
     const steadyP99 = p99(steady);
     const duringP99 = p99(during);
     const swaps = windows.map((w) => Math.round(w.servingAt - w.from));
+    const placebo = summarizePlacebo(
+      placeboRatios(
+        load.sent.map((s) => ({ due: s.due, end: s.end, ok: s.status === 200 })),
+        windows,
+        { draws: PLACEBO_DRAWS, seed: 1, steadyP99 },
+      ),
+      duringP99 / steadyP99,
+    );
     const report = {
       cores: availableParallelism(),
       rate_per_s: RATE,
@@ -350,6 +363,10 @@ async function main(): Promise<void> {
       swaps_ms: swaps,
       windows_ms: windows.map((w) => Math.round(w.to - w.from)),
       requests_during_swaps: during.length,
+      // The pooled ratio over windows of the same lengths placed in steady load (no swap).
+      placebo_ratio_median: fixed(placebo.median, 2),
+      placebo_ratio_p90: fixed(placebo.p90, 2),
+      placebo_at_or_above: fixed(placebo.atOrAbove, 3),
     };
     console.log(`\ntargets:`);
     console.log(`  failed == 0: ${report.failed} ${report.failed === 0 ? 'PASS' : 'FAIL'}`);
@@ -361,6 +378,11 @@ async function main(): Promise<void> {
     console.log(
       `  (each swap against the ${PAIRED_MS / 1000} s before it: p99 ratios ` +
         `${report.paired_ratios.join(', ')}, median ${report.paired_ratio_median})`,
+    );
+    console.log(
+      `  (the same ratio over ${placebo.draws} placebo draws of windows as long, in steady load: ` +
+        `median ${report.placebo_ratio_median}, p90 ${report.placebo_ratio_p90}; ` +
+        `${(100 * placebo.atOrAbove).toFixed(1)}% of them at or above this run's ${report.p99_ratio})`,
     );
     if (failed.length > 0) console.log(`errors: ${formatErrors(errors)}`);
     console.log(JSON.stringify(report));
