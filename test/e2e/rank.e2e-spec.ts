@@ -32,6 +32,16 @@ describe('POST /v1/scenes/:scene/rank (ranker app over HTTP, example bundle, in-
     expect(reply.headers.get('x-request-id')).toBeTruthy();
   });
 
+  it('answers with the documented fields only, in their order, as JSON', async () => {
+    const reply = await ranker.rank('feed', { user: { id: 'u2' }, candidates: candidates(20) });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    // The answer is written by JSON.stringify (no response schema filters it): what the rank
+    // path builds is what the caller reads, so no internal field may ride along.
+    expect(Object.keys(reply.body)).toEqual(['scene', 'version', 'arm', 'degraded', 'items']);
+    for (const item of reply.body.items) expect(Object.keys(item)).toEqual(['id', 'score']);
+  });
+
   it('honours topK and is deterministic', async () => {
     const body = { user: { id: 'u7' }, candidates: candidates(50), topK: 5 };
     const first = await ranker.rank('feed', body);
