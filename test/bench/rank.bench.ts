@@ -51,6 +51,11 @@ interface Phase {
   modelThreadsCpuMsPerRequest: number;
   /** CPU the load generator (this process) took per request: taken from the same cores. */
   loadCpuMsPerRequest: number;
+  /** The main thread's GC pauses per request (scavenges, mark-compacts: see ProbeReading). */
+  gcScavengeMsPerRequest: number;
+  gcMarkCompactMsPerRequest: number;
+  scavengesPerS: number;
+  markCompactsPerS: number;
   loopP99Ms: number;
   loopMaxMs: number;
   result: StepResult;
@@ -78,6 +83,10 @@ async function phase(
     modelThreadsCpuMsPerRequest:
       result.ok > 0 ? (inside.modelThreadsCpuMs ?? NaN) / result.ok : NaN,
     loadCpuMsPerRequest: result.ok > 0 ? (user + system) / 1000 / result.ok : NaN,
+    gcScavengeMsPerRequest: result.ok > 0 ? inside.gcScavengeMs / result.ok : NaN,
+    gcMarkCompactMsPerRequest: result.ok > 0 ? inside.gcMarkCompactMs / result.ok : NaN,
+    scavengesPerS: inside.scavenges / result.elapsedS,
+    markCompactsPerS: inside.markCompacts / result.elapsedS,
     loopP99Ms: inside.loopP99Ms,
     loopMaxMs: inside.loopMaxMs,
     result,
@@ -92,6 +101,8 @@ function phaseLine(name: string, p: Phase, limit: number): string {
     `cpu ${p.processCpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainThreadCpuMsPerRequest.toFixed(2)}, ` +
     `model threads ${p.modelThreadsCpuMsPerRequest.toFixed(2)}, ` +
     `other ${otherThreadsCpu(p).toFixed(2)}; load generator ${p.loadCpuMsPerRequest.toFixed(3)})  ` +
+    `gc pauses ${p.gcScavengeMsPerRequest.toFixed(2)} + ${p.gcMarkCompactMsPerRequest.toFixed(2)} ms/request ` +
+    `(${p.scavengesPerS.toFixed(1)} scavenges/s, ${p.markCompactsPerS.toFixed(2)} mark-compacts/s)  ` +
     `event loop p99 ${p.loopP99Ms.toFixed(1)} ms max ${p.loopMaxMs.toFixed(1)} ms  ` +
     `errors ${formatErrors(p.result.errors)}`
   );
@@ -212,6 +223,10 @@ async function main(): Promise<void> {
         small_model_cpu_ratio: (rawCpuMsPerRow * SMALL) / smallRun.modelThreadsCpuMsPerRequest,
         load_cpu: top.loadCpuMsPerRequest,
         small_load_cpu: smallRun.loadCpuMsPerRequest,
+        gc_scavenge: top.gcScavengeMsPerRequest,
+        gc_mark_compact: top.gcMarkCompactMsPerRequest,
+        small_gc_scavenge: smallRun.gcScavengeMsPerRequest,
+        small_gc_mark_compact: smallRun.gcMarkCompactMsPerRequest,
         event_loop_p99: Math.max(...[...larges, smallRun].map((p) => p.loopP99Ms)),
         event_loop_max: Math.max(...[...larges, smallRun].map((p) => p.loopMaxMs)),
       };
@@ -247,6 +262,10 @@ async function main(): Promise<void> {
       small_model_threads_cpu_ms_per_request: fixed(log.median('small_model_cpu'), 3),
       small_cpu_ratio: fixed(log.median('small_cpu_ratio')),
       small_model_cpu_ratio: fixed(log.median('small_model_cpu_ratio')),
+      main_thread_scavenge_ms_per_large_request: fixed(log.median('gc_scavenge'), 3),
+      main_thread_mark_compact_ms_per_large_request: fixed(log.median('gc_mark_compact'), 3),
+      small_main_thread_scavenge_ms_per_request: fixed(log.median('small_gc_scavenge'), 3),
+      small_main_thread_mark_compact_ms_per_request: fixed(log.median('small_gc_mark_compact'), 3),
       load_cpu_ms_per_large_request: fixed(log.median('load_cpu'), 3),
       load_cpu_ms_per_small_request: fixed(log.median('small_load_cpu'), 3),
       event_loop_p99_ms: fixed(log.median('event_loop_p99'), 2),

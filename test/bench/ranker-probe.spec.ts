@@ -4,14 +4,17 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { ProbeReading } from './ranker-probe';
+import { constants } from 'node:perf_hooks';
+import { addGcPause, GcPauses, ProbeReading } from './ranker-probe';
 
 const PROBE = join(__dirname, 'ranker-probe.ts');
 
-function start(script: string): ChildProcess {
-  return spawn(process.execPath, ['-r', '@swc-node/register', '-r', PROBE, '-e', script], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+function start(script: string, nodeArgs: string[] = []): ChildProcess {
+  return spawn(
+    process.execPath,
+    [...nodeArgs, '-r', '@swc-node/register', '-r', PROBE, '-e', script],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
 }
 
 function next<T>(child: ChildProcess, accept: (m: unknown) => boolean): Promise<T> {
@@ -112,6 +115,56 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       child.kill('SIGKILL');
     }
   }, 30_000);
+
+  it("counts the main thread's scavenges and mark-compacts since the mark, apart", async () => {
+    // Two scavenges and one full collection, forced, between the mark and the read.
+    const child = start(
+      `
+      const keepAlive = setInterval(() => {}, 1000);
+      process.on('message', (m) => {
+        if (m === 'collect') {
+          gc({ type: 'minor' });
+          gc({ type: 'minor' });
+          gc();
+          process.send('collected');
+        }
+        if (m === 'quit') { clearInterval(keepAlive); process.removeAllListeners('message'); }
+      });`,
+      ['--expose-gc'],
+    );
+    try {
+      child.send({ probe: 'mark', id: 1 });
+      const marked = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 1);
+      expect(marked.scavenges).toBe(0);
+      child.send('collect');
+      await next(child, (m) => m === 'collected');
+      child.send({ probe: 'read', id: 2 });
+      const reading = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 2);
+      // V8 may add a scavenge of its own before the full collection; never fewer than forced.
+      expect(reading.scavenges).toBeGreaterThanOrEqual(2);
+      expect(reading.markCompacts).toBe(1);
+      expect(reading.gcScavengeMs).toBeGreaterThan(0);
+      expect(reading.gcMarkCompactMs).toBeGreaterThan(0);
+
+      // A new mark starts a new window.
+      child.send({ probe: 'mark', id: 3 });
+      await next(child, (m) => (m as ProbeReading)?.id === 3);
+      child.send({ probe: 'read', id: 4 });
+      const after = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 4);
+      expect(after.markCompacts).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('files incremental-marking steps and weak-callback passes under the mark-compact', () => {
+    const pauses: GcPauses = { gcScavengeMs: 0, gcMarkCompactMs: 0, scavenges: 0, markCompacts: 0 };
+    addGcPause(pauses, constants.NODE_PERFORMANCE_GC_MINOR, 2);
+    addGcPause(pauses, constants.NODE_PERFORMANCE_GC_INCREMENTAL, 1.5);
+    addGcPause(pauses, constants.NODE_PERFORMANCE_GC_WEAKCB, 0.5);
+    addGcPause(pauses, constants.NODE_PERFORMANCE_GC_MAJOR, 4);
+    expect(pauses).toEqual({ gcScavengeMs: 2, gcMarkCompactMs: 6, scavenges: 1, markCompacts: 1 });
+  });
 
   it('does not keep a process alive, with or without an IPC channel', async () => {
     const withIpc = start('setTimeout(() => {}, 50)');

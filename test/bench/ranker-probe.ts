@@ -3,10 +3,17 @@
  * the main thread's own figures are measured inside the ranker without a line of app code:
  * event-loop utilization (busy milliseconds), event-loop delay, and CPU time (the whole process's,
  * and where Linux's /proc tells it the main thread's own and the model threads') since the last
- * `mark`, sent back over the IPC channel on `read`. Inert when the process has no IPC channel.
+ * `mark`, and the main thread's garbage-collection pauses, sent back over the IPC channel on
+ * `read`. Inert when the process has no IPC channel.
  */
 import { readdirSync } from 'node:fs';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import {
+  constants,
+  monitorEventLoopDelay,
+  performance,
+  PerformanceEntry,
+  PerformanceObserver,
+} from 'node:perf_hooks';
 import { procStatFields } from '../support/proc-stat';
 
 export type ToProbe = { probe: 'mark' | 'read'; id: number };
@@ -35,6 +42,48 @@ export interface ProbeReading {
    * ended since the mark is not counted.
    */
   modelThreadsCpuMs: number | null;
+  /**
+   * The main thread's garbage-collection pauses since the mark (perf_hooks `gc` entries), ms:
+   * scavenges of the young generation, and mark-compacts with the incremental-marking steps and
+   * weak-callback passes the main thread ran for them. The collector's helper threads work beside
+   * these pauses; their CPU is in processCpuMs, not here.
+   */
+  gcScavengeMs: number;
+  gcMarkCompactMs: number;
+  scavenges: number;
+  markCompacts: number;
+}
+
+/** Main-thread GC pauses by kind, as ProbeReading counts them. */
+export interface GcPauses {
+  gcScavengeMs: number;
+  gcMarkCompactMs: number;
+  scavenges: number;
+  markCompacts: number;
+}
+
+/**
+ * Adds one perf_hooks `gc` entry (its `detail.kind`, its duration) to `into`: a minor collection
+ * is a scavenge; a major one, an incremental-marking step or a weak-callback pass belongs to a
+ * mark-compact, counted once (at its major entry).
+ */
+export function addGcPause(into: GcPauses, kind: number, durationMs: number): void {
+  if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+    into.gcScavengeMs += durationMs;
+    into.scavenges++;
+    return;
+  }
+  into.gcMarkCompactMs += durationMs;
+  if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) into.markCompacts++;
+}
+
+/** A perf_hooks `gc` entry's detail (its typings leave it out of PerformanceEntry). */
+interface GcEntry {
+  detail: { kind: number };
+}
+
+function noPauses(): GcPauses {
+  return { gcScavengeMs: 0, gcMarkCompactMs: 0, scavenges: 0, markCompacts: 0 };
 }
 
 /** utime + stime of each thread of `pid` in ms (10 ms ticks), with its nice value. */
@@ -115,8 +164,17 @@ if (typeof process.send === 'function') {
   let cpuMark = processCpuMs();
   let mainCpuMark = mainThreadCpuMs();
   let threadsMark = threadMark();
+  let pauses = noPauses();
+  const count = (entries: PerformanceEntry[]) => {
+    for (const entry of entries)
+      addGcPause(pauses, (entry as unknown as GcEntry).detail.kind, entry.duration);
+  };
+  const gcs = new PerformanceObserver((list) => count(list.getEntries()));
+  gcs.observe({ entryTypes: ['gc'] });
   process.on('message', (message: ToProbe) => {
     if (message?.probe === 'mark') {
+      gcs.takeRecords();
+      pauses = noPauses();
       mark = performance.eventLoopUtilization();
       cpuMark = processCpuMs();
       mainCpuMark = mainThreadCpuMs();
@@ -133,8 +191,11 @@ if (typeof process.send === 'function') {
         processCpuMs: 0,
         mainThreadCpuMs: 0,
         modelThreadsCpuMs: 0,
+        ...noPauses(),
       });
     } else if (message?.probe === 'read') {
+      // Entries not yet delivered to the observer's callback belong to this window too.
+      count(gcs.takeRecords());
       const used = performance.eventLoopUtilization(mark);
       const reading: ProbeReading = {
         probe: 'reading',
@@ -147,6 +208,7 @@ if (typeof process.send === 'function') {
         processCpuMs: processCpuMs() - cpuMark,
         mainThreadCpuMs: known(mainThreadCpuMs() - mainCpuMark),
         modelThreadsCpuMs: known(modelThreadsCpuMs(threadsMark)),
+        ...pauses,
       };
       process.send!(reading);
     }
