@@ -22,3 +22,4 @@ export * from './async/succeed-once';
 export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';
 export * from './runtime/fast-string-prototype';
+export * from './runtime/gc-tuning';
