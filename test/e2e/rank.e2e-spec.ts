@@ -1,3 +1,4 @@
+import { FeatureFetch, FeatureStore } from '@app/features';
 import { RankerClient } from './ranker-client';
 
 const candidates = (n: number, prefix = 'i') =>
@@ -40,6 +41,30 @@ describe('POST /v1/scenes/:scene/rank (ranker app over HTTP, example bundle, in-
     // path builds is what the caller reads, so no internal field may ride along.
     expect(Object.keys(reply.body)).toEqual(['scene', 'version', 'arm', 'degraded', 'items']);
     for (const item of reply.body.items) expect(Object.keys(item)).toEqual(['id', 'score']);
+  });
+
+  it("empties the fetch's per-row lists once the request has answered (see RankService)", async () => {
+    // What the store handed out for this request: the rank path drops its lists as it answers,
+    // so the garbage collector finds them dead at the next scavenge (README: bench:rank).
+    const store = ranker.app.get(FeatureStore);
+    const fetched: FeatureFetch[] = [];
+    const fetch = store.fetch.bind(store);
+    const spy = jest.spyOn(store, 'fetch').mockImplementation(async (...args) => {
+      const answer = await fetch(...args);
+      fetched.push(answer);
+      return answer;
+    });
+    try {
+      const reply = await ranker.rank('feed', { user: { id: 'u4' }, candidates: candidates(30) });
+      expect(reply.status).toBe(200);
+      expect(reply.body.items).toHaveLength(30);
+      expect(new Set(reply.body.items.map((i: { id: string }) => i.id)).size).toBe(30);
+      expect(fetched).toHaveLength(1);
+      expect(fetched[0].items).toHaveLength(0);
+      expect(fetched[0].itemHolders ?? []).toHaveLength(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('honours topK and is deterministic', async () => {

@@ -13,6 +13,11 @@ export interface FetchStats {
   cacheMisses: number;
 }
 
+/**
+ * One fetch's answer. Its lists are made for this fetch and are the caller's: the rank path
+ * empties them once its request has answered (see RankService), so a store never hands out a list
+ * it keeps or shares.
+ */
 export interface FeatureFetch {
   user: FeatureRow | undefined;
   /** Rows in the order of the ids asked for; undefined where the store has none. */

@@ -1,6 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { countNonFinite, DeadlineExceededError, LoopSlicer, ThrottledWarnings } from '@app/common';
-import { FeatureRow, FeaturesConfig, FeatureStore, FetchOptions } from '@app/features';
+import {
+  FeatureFetch,
+  FeatureRow,
+  FeaturesConfig,
+  FeatureStore,
+  FetchOptions,
+} from '@app/features';
 import { ScoringEngine } from '@app/scoring';
 import { PipelineConfig } from '../pipeline.config';
 import { PipelineMetrics } from '../pipeline.metrics';
@@ -167,6 +173,7 @@ export class RankService {
         returned: result.items.length,
         deadline: performance.now() + (timeoutMs > 0 ? timeoutMs : SHADOW_DEFAULT_TIMEOUT_MS),
       });
+    else dropRowLists(itemIds, fetched);
     return result;
   }
 
@@ -190,6 +197,21 @@ export class RankService {
       timeoutMs: Math.min(this.featuresConfig.FEATURES_FETCH_TIMEOUT_MS, remaining),
     };
   }
+}
+
+/**
+ * Empties a finished request's per-row lists (its ids, the fetch's rows and holders): the answer
+ * holds what it needs of them, and nothing else reads them once the request is over (a shadow run
+ * reads them later: then they are kept). Measured, not tidiness: lists of a request that has
+ * answered were still found alive by the next scavenges, the young id strings with them, and
+ * promoted (~150 kB a 3,000-candidate request); emptied, a scavenge finds only the requests in
+ * flight, and with tuneGarbageCollector's flags GC took ~0.6 ms of CPU per such request instead
+ * of 2.1-2.3 (README: bench:rank, 2026-12-04 evening).
+ */
+function dropRowLists(itemIds: string[], fetched: FeatureFetch): void {
+  itemIds.length = 0;
+  fetched.items.length = 0;
+  if (fetched.itemHolders !== undefined) fetched.itemHolders.length = 0;
 }
 
 /**
