@@ -239,8 +239,12 @@ describe('RedisFeatureStore (real standalone Redis)', () => {
       // need enable-debug-command); the commands are read and answered once it ends.
       await pauser.client('PAUSE', 300, 'ALL');
       const started = performance.now();
-      const fetched = await s.fetch('u1', ids);
+      // The caller's own list, emptied once it has its answer, as the rank path does: the late
+      // reply must fill the cache under the ids asked for all the same.
+      const asked = [...ids];
+      const fetched = await s.fetch('u1', asked);
       const elapsed = performance.now() - started;
+      asked.length = 0;
 
       expect(fetched.degraded).toBe(true);
       expect(fetched.user).toBeUndefined();
@@ -255,6 +259,7 @@ describe('RedisFeatureStore (real standalone Redis)', () => {
       while (cache.size < ids.length && Date.now() < until) await sleep(10);
       expect(cache.size).toBe(ids.length);
       expect(cache.get('i10')?.row).toEqual(itemRow(10));
+      expect(cache.get(undefined as unknown as string)).toBeUndefined();
 
       const after = await s.fetch('u1', ids);
       expect(after.degraded).toBe(false);

@@ -41,6 +41,12 @@ export interface FeatureFetch {
  * because the store is unavailable; it reports `degraded` instead.
  */
 export abstract class FeatureStore {
+  /**
+   * The user's row and the items' rows, in the order of `itemIds`. A store reads `itemIds` only
+   * until the returned promise settles: work that outlives it (a late Redis reply filling the
+   * item cache) keeps what it needs of them, since the caller may empty the list once it has its
+   * answer (the rank path does).
+   */
   abstract fetch(
     userId: string,
     itemIds: readonly string[],

@@ -62,7 +62,10 @@ export class RedisFeatureStore extends FeatureStore {
     // Rows read from here on are cached only if no update seen since then is newer.
     const readStartedAt = this.cache.now();
     const userKey = this.keys.key('user', userId);
-    const missKeys = misses.map((i) => this.keys.key('item', itemIds[i]));
+    // The misses' ids, taken now: a late reply fills the cache after this fetch has answered, when
+    // the caller may have emptied `itemIds` (the rank path does, see FeatureStore.fetch).
+    const missIds = misses.map((i) => itemIds[i]);
+    const missKeys = missIds.map((id) => this.keys.key('item', id));
     const userRead = this.redis
       .get(userKey)
       .catch((error: Error) => this.wrongType(userKey, error));
@@ -75,7 +78,7 @@ export class RedisFeatureStore extends FeatureStore {
     const roundTrips = this.roundTrips(userKey, slots);
 
     const filled = itemRead.then((blobs) =>
-      this.fillCache(misses, itemIds, missKeys, blobs, readStartedAt),
+      this.fillCache(missIds, missKeys, blobs, readStartedAt),
     );
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     const [user, missRows] = await Promise.all([
@@ -138,13 +141,12 @@ export class RedisFeatureStore extends FeatureStore {
   }
 
   private fillCache(
-    misses: number[],
     ids: readonly string[],
     keys: string[],
     blobs: (string | null)[],
     readStartedAt: number,
   ): (FeatureRow | undefined)[] {
-    return misses.map((i, k) => {
+    return ids.map((id, k) => {
       const blob = blobs[k];
       const decoded = blob === null ? undefined : this.decode(keys[k], blob);
       const item: CachedItem = {
@@ -152,7 +154,7 @@ export class RedisFeatureStore extends FeatureStore {
         ts: decoded?.ts ?? 0,
         bytes: blob?.length ?? 16,
       };
-      this.cache.fill(ids[i], item, readStartedAt);
+      this.cache.fill(id, item, readStartedAt);
       return item.row;
     });
   }
