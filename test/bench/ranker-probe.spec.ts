@@ -5,7 +5,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { constants } from 'node:perf_hooks';
-import { addGcPause, GcPauses, ProbeReading } from './ranker-probe';
+import { addGcPause, GcPauses, ProbeReading, ToProbe } from './ranker-probe';
 
 const PROBE = join(__dirname, 'ranker-probe.ts');
 
@@ -28,6 +28,12 @@ function next<T>(child: ChildProcess, accept: (m: unknown) => boolean): Promise<
   });
 }
 
+/** Sends the probe `probe` with `id` and resolves with its reading. */
+function ask(child: ChildProcess, probe: ToProbe['probe'], id: number): Promise<ProbeReading> {
+  child.send({ probe, id } satisfies ToProbe);
+  return next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === id);
+}
+
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
@@ -43,12 +49,10 @@ describe('ranker probe (preloaded, read over IPC)', () => {
         if (m === 'quit') { clearInterval(keepAlive); process.removeAllListeners('message'); }
       });`);
     try {
-      child.send({ probe: 'mark', id: 1 });
-      await next(child, (m) => (m as ProbeReading)?.id === 1);
+      await ask(child, 'mark', 1);
       child.send('spin');
       await next(child, (m) => m === 'spun');
-      child.send({ probe: 'read', id: 2 });
-      const reading = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 2);
+      const reading = await ask(child, 'read', 2);
       expect(reading.probe).toBe('reading');
       expect(reading.activeMs).toBeGreaterThanOrEqual(140);
       expect(reading.loopMaxMs).toBeGreaterThanOrEqual(140);
@@ -61,10 +65,8 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       expect(reading.modelThreadsCpuMs).toBeNull();
 
       // A new mark starts a new window: the stall is not counted again.
-      child.send({ probe: 'mark', id: 3 });
-      await next(child, (m) => (m as ProbeReading)?.id === 3);
-      child.send({ probe: 'read', id: 4 });
-      const after = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 4);
+      await ask(child, 'mark', 3);
+      const after = await ask(child, 'read', 4);
       expect(after.activeMs).toBeLessThan(140);
     } finally {
       child.kill('SIGKILL');
@@ -101,12 +103,10 @@ describe('ranker probe (preloaded, read over IPC)', () => {
         if (m === 'quit') { clearInterval(keepAlive); process.removeAllListeners('message'); }
       });`);
     try {
-      child.send({ probe: 'mark', id: 1 });
-      await next(child, (m) => (m as ProbeReading)?.id === 1);
+      await ask(child, 'mark', 1);
       child.send('spin');
       await next(child, (m) => m === 'spun');
-      child.send({ probe: 'read', id: 2 });
-      const reading = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 2);
+      const reading = await ask(child, 'read', 2);
       // The worker's spin is the model threads' CPU (in 10 ms ticks), not the main thread's.
       expect(reading.modelThreadsCpuMs).toBeGreaterThanOrEqual(200);
       expect(reading.modelThreadsCpuMs).toBeLessThanOrEqual(reading.processCpuMs + 10);
@@ -133,13 +133,11 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       ['--expose-gc'],
     );
     try {
-      child.send({ probe: 'mark', id: 1 });
-      const marked = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 1);
+      const marked = await ask(child, 'mark', 1);
       expect(marked.scavenges).toBe(0);
       child.send('collect');
       await next(child, (m) => m === 'collected');
-      child.send({ probe: 'read', id: 2 });
-      const reading = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 2);
+      const reading = await ask(child, 'read', 2);
       // V8 may add a scavenge of its own before the full collection; never fewer than forced.
       expect(reading.scavenges).toBeGreaterThanOrEqual(2);
       expect(reading.markCompacts).toBe(1);
@@ -147,10 +145,8 @@ describe('ranker probe (preloaded, read over IPC)', () => {
       expect(reading.gcMarkCompactMs).toBeGreaterThan(0);
 
       // A new mark starts a new window.
-      child.send({ probe: 'mark', id: 3 });
-      await next(child, (m) => (m as ProbeReading)?.id === 3);
-      child.send({ probe: 'read', id: 4 });
-      const after = await next<ProbeReading>(child, (m) => (m as ProbeReading)?.id === 4);
+      await ask(child, 'mark', 3);
+      const after = await ask(child, 'read', 4);
       expect(after.markCompacts).toBe(0);
     } finally {
       child.kill('SIGKILL');

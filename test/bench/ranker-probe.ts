@@ -17,7 +17,7 @@ import {
 import { procStatFields } from '../support/proc-stat';
 
 export type ToProbe = { probe: 'mark' | 'read'; id: number };
-export interface ProbeReading {
+export interface ProbeReading extends GcPauses {
   probe: 'reading';
   id: number;
   /** Milliseconds the event loop was busy since the mark. */
@@ -42,19 +42,14 @@ export interface ProbeReading {
    * ended since the mark is not counted.
    */
   modelThreadsCpuMs: number | null;
-  /**
-   * The main thread's garbage-collection pauses since the mark (perf_hooks `gc` entries), ms:
-   * scavenges of the young generation, and mark-compacts with the incremental-marking steps and
-   * weak-callback passes the main thread ran for them. The collector's helper threads work beside
-   * these pauses; their CPU is in processCpuMs, not here.
-   */
-  gcScavengeMs: number;
-  gcMarkCompactMs: number;
-  scavenges: number;
-  markCompacts: number;
 }
 
-/** Main-thread GC pauses by kind, as ProbeReading counts them. */
+/**
+ * The main thread's garbage-collection pauses since the mark (perf_hooks `gc` entries), ms:
+ * scavenges of the young generation, and mark-compacts with the incremental-marking steps and
+ * weak-callback passes the main thread ran for them. The collector's helper threads work beside
+ * these pauses; their CPU is in processCpuMs, not here.
+ */
 export interface GcPauses {
   gcScavengeMs: number;
   gcMarkCompactMs: number;
