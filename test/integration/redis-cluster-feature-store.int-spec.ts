@@ -208,4 +208,27 @@ describe('RedisFeatureStore (real Redis Cluster, 3 masters)', () => {
     expect(mgets.length).toBeLessThanOrEqual(buckets);
     expect(mgets.reduce((n, [, ...args]) => n + args.length, 0)).toBe(N);
   });
+
+  it('item keys of another type on different masters: found by the background check, on their nodes', async () => {
+    const odd = ['hash-a', 'hash-b', 'hash-c', 'hash-d', 'hash-e', 'hash-f'];
+    for (const id of odd) await cluster.hset(keys.key('item', id), { price: '1' });
+    expect(new Set(odd.map((id) => nodeOf(keys.key('item', id)))).size).toBeGreaterThan(1);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const metrics = new FeaturesMetrics(new Registry());
+    const cache = new ItemCache({ maxEntries: 1000, maxBytes: 1 << 20, ttlMs: 60_000 });
+    const store = new RedisFeatureStore(cluster, keys, cache, 2000, metrics);
+
+    const fetched = await store.fetch('u1', [...odd, 'unknown-item', 'i1']);
+    expect(fetched.items).toEqual([...odd.map(() => undefined), undefined, itemRow(1)]);
+    for (const until = Date.now() + 2000; store.typeCheck.busy && Date.now() < until;)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    const counted = (await metrics.badValues.get()).values.find(
+      (v) => v.labels.source === 'redis' && v.labels.reason === 'wrong_type',
+    );
+    expect(counted?.value).toBe(odd.length);
+    expect(warn.mock.calls.map(String).join('\n')).toContain(
+      `${keys.key('item', 'hash-a')}: a hash key`,
+    );
+    warn.mockRestore();
+  });
 });

@@ -217,17 +217,25 @@ describe('RedisFeatureStore (real standalone Redis)', () => {
   it('a key holding another Redis type (a hash): defaults, counted, warned, not degraded', async () => {
     await admin.hset(keys.key('user', 'hash-user'), { age: '40' });
     await admin.hset(keys.key('item', 'hash-item'), { price: '4' });
+    await admin.rpush(keys.key('item', 'list-item'), 'x');
     const { store: s, metrics } = store();
 
-    const fetched = await s.fetch('hash-user', ['hash-item', 'i8']);
+    const fetched = await s.fetch('hash-user', ['hash-item', 'i8', 'unknown-item', 'list-item']);
     expect(fetched.degraded).toBe(false);
     expect(fetched.user).toBeUndefined();
-    // MGET answers nil for a non-string key: the item looks absent (defaults), and telling it
-    // apart would cost another round trip, so only the user key's WRONGTYPE is counted.
-    expect(fetched.items).toEqual([undefined, itemRow(8)]);
+    // MGET answers nil for a non-string key: the item takes its defaults at once, as an unknown
+    // one does. The user key's GET fails with WRONGTYPE (counted at once); the nil item keys go to
+    // the background check, whose TYPEs tell the hash and the list from the unknown item.
+    expect(fetched.items).toEqual([undefined, itemRow(8), undefined, undefined]);
     expect(await total(metrics.degraded)).toBe(0);
-    expect(await total(metrics.badValues, { source: 'redis', reason: 'wrong_type' })).toBe(1);
-    expect(warnings().join('\n')).toContain(keys.key('user', 'hash-user'));
+    for (const until = Date.now() + 2000; s.typeCheck.busy && Date.now() < until;) await sleep(5);
+    expect(s.typeCheck.busy).toBe(false);
+    expect(await total(metrics.badValues, { source: 'redis', reason: 'wrong_type' })).toBe(3);
+    const warned = warnings().join('\n');
+    expect(warned).toContain(keys.key('user', 'hash-user'));
+    expect(warned).toContain(`${keys.key('item', 'hash-item')}: a hash key, not a string`);
+    expect(warned).toContain(`${keys.key('item', 'list-item')}: a list key, not a string`);
+    expect(warned).not.toContain(keys.key('item', 'unknown-item'));
   });
 
   it('a Redis that answers too late: degraded within about the deadline; the late reply fills the cache', async () => {

@@ -8,6 +8,7 @@ export * from './redis/redis-keys';
 export * from './redis/redis-connection';
 export * from './redis/redis-feature-store';
 export * from './redis/redis-feature-writer';
+export * from './redis/wrong-type-check';
 export * from './updates/feature-update';
 export * from './updates/feature-update-writer';
 export * from './updates/feature-cache-refresher';

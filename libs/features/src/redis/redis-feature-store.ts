@@ -9,6 +9,7 @@ import { FeaturesMetrics } from '../features.metrics';
 import { decodeBlob } from './feature-blob';
 import { RedisClient } from './redis-connection';
 import { RedisKeys } from './redis-keys';
+import { WRONG_TYPE_CHECK_LIMITS, WrongTypeCheck, WrongTypeCheckLimits } from './wrong-type-check';
 
 const TIMEOUT = Symbol('timeout');
 
@@ -18,10 +19,13 @@ const TIMEOUT = Symbol('timeout');
  * auto-pipeline sends them together; in Cluster mode misses are grouped by slot, one MGET per
  * slot, and the auto-pipeline sends each node's share in one write, all nodes in parallel.
  * The whole fetch waits at most the deadline; then missing rows take their defaults and the
- * answer is flagged degraded. Late replies still fill the cache.
+ * answer is flagged degraded. Late replies still fill the cache. Item keys MGET answered nil for
+ * go to a background check (WrongTypeCheck) that finds keys of another Redis type among them.
  */
 export class RedisFeatureStore extends FeatureStore {
   private readonly warnings = new ThrottledWarnings(new Logger(RedisFeatureStore.name));
+  /** Exposed for specs: whether a check of nil keys is in flight. */
+  readonly typeCheck: WrongTypeCheck;
 
   constructor(
     private readonly redis: RedisClient,
@@ -29,8 +33,17 @@ export class RedisFeatureStore extends FeatureStore {
     readonly cache: ItemCache,
     private readonly defaultTimeoutMs: number,
     private readonly metrics?: FeaturesMetrics,
+    typeCheckLimits: WrongTypeCheckLimits = WRONG_TYPE_CHECK_LIMITS,
   ) {
     super();
+    this.typeCheck = new WrongTypeCheck(
+      (key) => this.redis.type(key),
+      (key, type) => {
+        this.metrics?.badValues.inc({ source: 'redis', reason: 'wrong_type' });
+        this.warnings.warn(`${key}: a ${type} key, not a string; its features take their defaults`);
+      },
+      typeCheckLimits,
+    );
   }
 
   override heldItems(): Iterable<[string, FeatureRow]> {
@@ -146,8 +159,10 @@ export class RedisFeatureStore extends FeatureStore {
     blobs: (string | null)[],
     readStartedAt: number,
   ): (FeatureRow | undefined)[] {
-    return ids.map((id, k) => {
+    let nil: string[] | undefined;
+    const rows = ids.map((id, k) => {
       const blob = blobs[k];
+      if (blob === null) (nil ??= []).push(keys[k]);
       const decoded = blob === null ? undefined : this.decode(keys[k], blob);
       const item: CachedItem = {
         row: decoded?.row,
@@ -157,6 +172,9 @@ export class RedisFeatureStore extends FeatureStore {
       this.cache.fill(id, item, readStartedAt);
       return item.row;
     });
+    // nil is an unknown item or a key of another type: the check tells them apart, off this path.
+    if (nil !== undefined) this.typeCheck.offer(nil);
+    return rows;
   }
 
   /** GET of a key holding a hash, list, ...: bad data (defaults, counted), not a Redis outage. */
