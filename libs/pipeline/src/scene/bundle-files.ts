@@ -46,6 +46,15 @@ export class BundleFiles {
    * if it leaves the root, is not a regular file, or is larger than `maxBytes` (named `setting`).
    */
   async readText(name: string, maxBytes: number, setting: string): Promise<string | undefined> {
+    return (await this.readBytes(name, maxBytes, setting))?.toString('utf8');
+  }
+
+  /**
+   * The bytes of `name`, checked as readText checks them: a view at offset 0 of an ArrayBuffer of
+   * its own, which the caller may transfer to another thread (decoding megabytes of UTF-8 took
+   * ~35 ms of the serving thread, copying the text to a thread ~20 ms more).
+   */
+  async readBytes(name: string, maxBytes: number, setting: string): Promise<Buffer | undefined> {
     const path = join(this.dir, name);
     let real: string;
     try {
@@ -73,7 +82,7 @@ export class BundleFiles {
         if (length > maxBytes) throw this.invalid(name, `grew past ${maxBytes} bytes (${setting})`);
         if (length === buffer.length) break;
       }
-      return buffer.toString('utf8', 0, length);
+      return buffer.subarray(0, length);
     } finally {
       await handle.close();
     }

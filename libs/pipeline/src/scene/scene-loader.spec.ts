@@ -27,7 +27,7 @@ import { FeatureFrame } from '../transforms/feature-frame';
 import { dryRunFrame } from './dry-run-frame';
 import { scoreScene } from './scene-scorer';
 import { LoadBundleOptions, loadBundle, MAX_YAML_ALIASES, PIPELINE_FILE } from './scene-loader';
-import { checkGolden, GOLDEN_FILE } from './golden-check';
+import { checkGolden, GOLDEN_FILE, goldenFrame } from './golden-check';
 
 const EXAMPLE = join(__dirname, '../../../../models/feed/v1');
 const MODEL_IDS = ['feed/v1/ctr', 'feed/v1/mtl'];
@@ -321,6 +321,38 @@ describe('loadBundle (real engine)', () => {
         `not json\n${lines[0]}\n{"user":{"id":"u1"},"candidates":[],"expected":[]}\n`,
       );
       expect(await errorPaths(dir)).toEqual(['golden.jsonl:1', 'golden.jsonl:3']);
+    });
+
+    it('checks a case of more candidates than a part holds, naming a drift by its index in the case', async () => {
+      const dir = await bundle();
+      const scene = await loadBundle(dir, engine, { golden: false });
+      const lines = (await readFile(goldenOf(dir), 'utf8')).trim().split('\n');
+      const base = JSON.parse(lines[0]);
+      const n = 1300;
+      const request = {
+        user: base.user,
+        context: base.context,
+        candidates: Array.from({ length: n }, (_, c) => ({
+          id: `big${c}`,
+          features: { ...base.candidates[c % base.candidates.length].features, price: c / 10 },
+        })),
+      };
+      const { scores } = await scoreScene(scene, engine, goldenFrame(request));
+      const golden = { ...request, expected: Array.from(scores) };
+      await writeFile(goldenOf(dir), `${JSON.stringify(golden)}\n`);
+      expect(await checkGolden(scene, engine)).toBe(1);
+
+      golden.expected[1100] += 0.5;
+      await writeFile(goldenOf(dir), `${JSON.stringify(golden)}\n`);
+      await expect(checkGolden(scene, engine)).rejects.toMatchObject({
+        details: [
+          {
+            path: 'golden.jsonl:1',
+            message: expect.stringMatching(/^candidates\[1100\] \(big1100\): expected /),
+          },
+        ],
+      });
+      await Promise.all(scene.models.map((m) => engine.unload(m.id)));
     });
 
     it('is optional', async () => {

@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSpecOffThread, SPEC_READ_LIMITS } from './spec-thread';
+import { GOLDEN_PART_CANDIDATES } from './golden-parts';
+import { readGoldenOffThread, readSpecOffThread, SPEC_READ_LIMITS } from './spec-thread';
 
 const EXAMPLE = readFileSync(join(__dirname, '../../../../models/feed/v1/pipeline.yaml'), 'utf8');
 
@@ -70,5 +71,69 @@ describe('readSpecOffThread', () => {
       expect(read.errors).toEqual([
         { path: 'pipeline.yaml', message: expect.stringMatching(/^could not be read: .*memory/i) },
       ]);
+  });
+});
+
+describe('readGoldenOffThread', () => {
+  /** One golden line of `n` candidates with features (~190 bytes each). */
+  const bigLine = (n: number) =>
+    JSON.stringify({
+      user: { id: 'u1', features: { age: 25, gender: 'f', city: 'c21' } },
+      context: { hour: 20, device: 'ios' },
+      candidates: Array.from({ length: n }, (_, c) => ({
+        id: `i${c}`,
+        features: { category: `cat${c % 40}`, brand: `b${c % 200}`, price: c / 7, tags: 't1|t2' },
+      })),
+      expected: Array.from({ length: n }, (_, c) => c / n),
+    });
+
+  it('parses a line of megabytes in the reader thread and hands it over a part at a time', async () => {
+    const n = 40_000;
+    const text = `${bigLine(n)}\n`;
+    expect(text.length).toBeGreaterThan(4 << 20);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const parts = readGoldenOffThread(Buffer.from(text));
+    const first = await parts.next();
+    // JSON.parse and validation of the line took the reader thread ~100 ms or more; the calling
+    // thread's timers kept firing meanwhile.
+    const ticksBeforeFirst = ticks;
+    let candidates = 0;
+    let count = 0;
+    for (let part = first; part; part = await parts.next()) {
+      if ('error' in part) throw new Error(part.error);
+      expect(part.offset).toBe(candidates);
+      expect(part.candidates.length).toBeLessThanOrEqual(GOLDEN_PART_CANDIDATES);
+      expect(part.expected[0]).toBe(part.offset / n);
+      candidates += part.candidates.length;
+      count++;
+    }
+    clearInterval(timer);
+    expect(candidates).toBe(n);
+    expect(count).toBe(Math.ceil(n / GOLDEN_PART_CANDIDATES));
+    expect(ticksBeforeFirst).toBeGreaterThan(5);
+  });
+
+  it('ends with a part at line 0 when a line is not read within its time limit', async () => {
+    const parts = readGoldenOffThread(Buffer.from(`${bigLine(40_000)}\n`), {
+      ...SPEC_READ_LIMITS,
+      timeoutMs: 20,
+    });
+    expect(await parts.next()).toEqual({ line: 0, error: 'not read within 20 ms; abandoned' });
+    expect(await parts.next()).toBeUndefined();
+  });
+
+  it('a reading closed halfway leaves the thread answering the next one', async () => {
+    const text = `${bigLine(2000)}\n${bigLine(3)}\n`;
+    const first = readGoldenOffThread(Buffer.from(text));
+    expect(await first.next()).toMatchObject({ line: 1, offset: 0 });
+    first.close();
+    expect(await first.next()).toBeUndefined();
+    const spec = await readSpecOffThread(EXAMPLE);
+    expect(spec.ok).toBe(true);
+    const second = readGoldenOffThread(Buffer.from(text));
+    const lines: number[] = [];
+    for (let part = await second.next(); part; part = await second.next()) lines.push(part.line);
+    expect(lines).toEqual([1, 1, 1, 1, 2]);
   });
 });

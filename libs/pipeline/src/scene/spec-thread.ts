@@ -1,20 +1,39 @@
 import { Worker } from 'node:worker_threads';
 import { extname, join } from 'node:path';
+import type { GoldenPart } from './golden-parts';
 import { PIPELINE_FILE, SpecTextReading } from './spec-text';
 
 const WORKER_FILE = join(__dirname, `spec-worker${extname(__filename)}`);
 const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', '@swc-node/register'] : [];
 
-/** How long a pipeline.yaml may take to read, and the memory its reader may use. */
+/** How long a reading (or one golden part) may take, and the memory its reader may use. */
 export const SPEC_READ_LIMITS = { timeoutMs: 30_000, maxOldGenerationSizeMb: 256 };
 
 type Limits = typeof SPEC_READ_LIMITS;
 
+/** What the reader thread is asked (spec-worker.ts): a golden reading is asked part by part. */
+export type ToSpecWorker =
+  | { kind: 'spec'; id: number; text: string }
+  | { kind: 'golden'; id: number; bytes: Uint8Array }
+  | { kind: 'next'; id: number }
+  | { kind: 'close'; id: number };
+
+/** Its answers: a reading, or a golden part (undefined once the file has no more). */
+export type FromSpecWorker =
+  { id: number; reading: SpecTextReading } | { id: number; part: GoldenPart | undefined };
+
+/** Why the thread gave no answer (out of time, out of memory, stopped). */
+interface Refused {
+  id: number;
+  refused: string;
+}
+
 /**
- * One worker thread that reads pipeline.yaml texts (readSpecText), one at a time. It lives on
- * between bundles: starting it loads the YAML parser and the schema (~0.4 s of CPU), which a live
- * load must not pay beside traffic. A reading that runs out of time is abandoned with its thread,
- * and one that runs out of memory takes only its thread; the next reading starts a new one.
+ * One worker thread that reads bundle texts: pipeline.yaml (readSpecText) and golden.jsonl
+ * (goldenParts), one question at a time. It lives on between bundles: starting it loads the YAML
+ * parser and the schema (~0.4 s of CPU), which a live load must not pay beside traffic. A
+ * question that runs out of time is abandoned with its thread, and one that runs out of memory
+ * takes only its thread; the next question starts a new one.
  */
 class SpecReaderThread {
   private worker: Worker | undefined;
@@ -23,29 +42,42 @@ class SpecReaderThread {
 
   constructor(private readonly limits: Limits) {}
 
-  read(text: string): Promise<SpecTextReading> {
-    const reading = this.queue.then(() => this.readNow(text));
-    this.queue = reading;
-    return reading;
+  newId(): number {
+    return ++this.nextId;
   }
 
-  private readNow(text: string): Promise<SpecTextReading> {
+  /** `transfer`: buffers of `message` that move to the thread (no copy; unusable here after). */
+  ask(message: ToSpecWorker, transfer: ArrayBuffer[] = []): Promise<FromSpecWorker | Refused> {
+    const answer = this.queue.then(() => this.askNow(message, transfer));
+    this.queue = answer;
+    return answer;
+  }
+
+  /** A message that needs no answer, for the thread as it is now (none: nothing to tell). */
+  tell(message: ToSpecWorker): void {
+    this.worker?.postMessage(message);
+  }
+
+  private askNow(
+    message: ToSpecWorker,
+    transfer: ArrayBuffer[],
+  ): Promise<FromSpecWorker | Refused> {
     const worker = (this.worker ??= this.start());
-    const id = ++this.nextId;
+    const { id } = message;
     return new Promise((resolve) => {
-      const done = (reading: SpecTextReading) => {
+      const done = (answer: FromSpecWorker | Refused) => {
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
-        resolve(reading);
+        resolve(answer);
       };
-      const refuse = (message: string) => {
+      const refuse = (refused: string) => {
         if (this.worker === worker) this.worker = undefined;
-        done({ ok: false, errors: [{ path: PIPELINE_FILE, message }] });
+        done({ id, refused });
       };
-      const onMessage = (message: { id: number; reading: SpecTextReading }) => {
-        if (message.id === id) done(message.reading);
+      const onMessage = (answer: FromSpecWorker) => {
+        if (answer.id === id) done(answer);
       };
       const onError = (error: Error) => refuse(`could not be read: ${error.message}`);
       const onExit = () => refuse('could not be read: its reader stopped without an answer');
@@ -56,7 +88,7 @@ class SpecReaderThread {
       worker.on('message', onMessage);
       worker.once('error', onError);
       worker.once('exit', onExit);
-      worker.postMessage({ id, text });
+      worker.postMessage(message, transfer);
     });
   }
 
@@ -65,7 +97,7 @@ class SpecReaderThread {
       execArgv: WORKER_EXEC_ARGV,
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxOldGenerationSizeMb },
     });
-    // An idle reader never keeps the process alive; whenever it dies, the next reading starts anew.
+    // An idle reader never keeps the process alive; whenever it dies, the next question starts anew.
     worker.unref();
     const forget = () => {
       if (this.worker === worker) this.worker = undefined;
@@ -78,16 +110,83 @@ class SpecReaderThread {
 
 const shared = new Map<Limits, SpecReaderThread>();
 
+function readerFor(limits: Limits): SpecReaderThread {
+  let reader = shared.get(limits);
+  if (!reader) shared.set(limits, (reader = new SpecReaderThread(limits)));
+  return reader;
+}
+
 /**
  * readSpecText in a worker thread, so a large or hostile pipeline.yaml (the `yaml` package parses
  * 1 MB in seconds) never stalls the requests served meanwhile. A reading that runs out of time or
  * memory is a refusal of the file, not a crash of the process.
  */
-export function readSpecOffThread(
+export async function readSpecOffThread(
   text: string,
   limits = SPEC_READ_LIMITS,
 ): Promise<SpecTextReading> {
-  let reader = shared.get(limits);
-  if (!reader) shared.set(limits, (reader = new SpecReaderThread(limits)));
-  return reader.read(text);
+  const reader = readerFor(limits);
+  const answer = await reader.ask({ kind: 'spec', id: reader.newId(), text });
+  if ('refused' in answer)
+    return { ok: false, errors: [{ path: PIPELINE_FILE, message: answer.refused }] };
+  if (!('reading' in answer)) throw new Error('spec reader answered a spec with a golden part');
+  return answer.reading;
+}
+
+/** golden.jsonl's parts, asked for one at a time (see readGoldenOffThread). */
+export interface GoldenReader {
+  /** The next part; undefined once there is none. A refusal is a part at line 0, the last. */
+  next(): Promise<GoldenPart | undefined>;
+  /** Drops what the thread holds of the reading (call it when stopping before the end). */
+  close(): void;
+}
+
+/**
+ * goldenParts in the reader thread, one part per question: `bytes` (golden.jsonl as read; its
+ * ArrayBuffer moves to the thread where `bytes` spans it, see ownBuffer) are decoded,
+ * and each line parsed and validated there (a line may be megabytes of JSON); the serving thread
+ * takes in one part of at most GOLDEN_PART_CANDIDATES candidates per event-loop turn, when it
+ * asks for it. A reading that runs out of time (per part) or memory ends with a part at line 0
+ * saying why.
+ */
+export function readGoldenOffThread(bytes: Uint8Array, limits = SPEC_READ_LIMITS): GoldenReader {
+  const reader = readerFor(limits);
+  const id = reader.newId();
+  // Held until it is sent: the file can be megabytes.
+  let unsent: Uint8Array | undefined = bytes;
+  let state: 'new' | 'reading' | 'over' = 'new';
+  return {
+    async next() {
+      if (state === 'over') return undefined;
+      const sending = unsent;
+      unsent = undefined;
+      const answer = await (sending === undefined
+        ? reader.ask({ kind: 'next', id })
+        : reader.ask({ kind: 'golden', id, bytes: sending }, ownBuffer(sending)));
+      state = 'reading';
+      if ('refused' in answer) {
+        state = 'over';
+        return { line: 0, error: answer.refused };
+      }
+      if (!('part' in answer)) throw new Error('spec reader answered a golden part with a spec');
+      if (answer.part === undefined) state = 'over';
+      return answer.part;
+    },
+    close() {
+      if (state === 'reading') reader.tell({ kind: 'close', id });
+      unsent = undefined;
+      state = 'over';
+    },
+  };
+}
+
+/**
+ * `bytes`' ArrayBuffer to transfer when the view spans it (to one spare byte, which
+ * BundleFiles.readBytes leaves), so that no other view can lose its memory: a view into a larger
+ * buffer (a pooled Buffer) is copied instead.
+ */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer[] {
+  const { buffer } = bytes;
+  const spans = bytes.byteOffset === 0 && buffer.byteLength <= bytes.byteLength + 1;
+  return spans && buffer instanceof ArrayBuffer ? [buffer] : [];
 }
