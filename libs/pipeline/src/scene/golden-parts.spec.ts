@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { GOLDEN_PART_CANDIDATES, GoldenPart, goldenParts } from './golden-parts';
 
 const caseLine = (n: number, expected = (c: number) => c / 1000) =>
@@ -47,5 +48,60 @@ describe('goldenParts', () => {
       { line: 6, error: 'candidates: must not be empty' },
       expect.objectContaining({ line: 8, offset: 0, total: 1, expected: [0] }),
     ]);
+  });
+
+  it('gives back every line as it was: the parts of a case join to its candidates and scores, anything else is named', () => {
+    // Lines of three kinds, in any order, with blank lines between: valid cases of 1-1,200
+    // candidates, JSON that is not a golden case, and text that is not JSON.
+    const validLine = fc.integer({ min: 1, max: 1200 }).map((n) => ({ n, text: caseLine(n) }));
+    const badLine = fc.oneof(
+      fc.string().filter((t) => t.trim() !== '' && !t.includes('\n')),
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+    );
+    const line = fc.oneof(
+      validLine,
+      badLine.map((text) => ({ n: -1, text })),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(line, fc.constantFrom('', '  ', '\t')), { maxLength: 6 }),
+        (lines) => {
+          const text = lines.map(([l, blank]) => `${l.text}\n${blank}`).join('\n');
+          const byLine = new Map<number, GoldenPart[]>();
+          for (const part of goldenParts(text))
+            byLine.set(part.line, [...(byLine.get(part.line) ?? []), part]);
+          lines.forEach(([l], k) => {
+            const parts = byLine.get(2 * k + 1) ?? [];
+            const cases = parts.filter(
+              (p): p is Extract<GoldenPart, { offset: number }> => 'offset' in p,
+            );
+            if (cases.length === 0) {
+              // Not a golden case (a generated one may be valid only by chance: never here).
+              expect(parts).toHaveLength(1);
+              expect(l.n).toBe(-1);
+              return;
+            }
+            expect(l.n).toBeGreaterThan(0);
+            expect(cases.map((p) => p.offset)).toEqual(
+              Array.from(
+                { length: Math.ceil(l.n / GOLDEN_PART_CANDIDATES) },
+                (_, i) => i * GOLDEN_PART_CANDIDATES,
+              ),
+            );
+            const ids = cases.flatMap((p) => p.candidates.map((c) => c.id));
+            const expected = cases.flatMap((p) => p.expected);
+            expect(ids).toEqual(Array.from({ length: l.n }, (_, c) => `i${c}`));
+            expect(expected).toEqual(Array.from({ length: l.n }, (_, c) => c / 1000));
+            for (const p of cases) {
+              expect(p.total).toBe(l.n);
+              expect(p.candidates.length).toBeLessThanOrEqual(GOLDEN_PART_CANDIDATES);
+            }
+          });
+          // Blank lines yield nothing.
+          expect([...byLine.keys()].every((n) => n % 2 === 1)).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
