@@ -17,7 +17,10 @@
  * the worker. `ratio` is the backlog figure, `live_ratio` the live one; the broker and this
  * process's reader of results share the machine in both. Every requestId is checked: `lost` counts
  * requests without a result, `duplicates` results beyond the first of a requestId, `errors`
- * results that are not 200. Prints the rounds and the target, then one JSON line; it reports a
+ * results that are not 200. Each phase also reads the worker's CPU per request from /proc (every
+ * thread, its main thread, its model threads) and sets raw onnxruntime's CPU for as many rows
+ * against it (`cpu_ratio`, as bench:rank does): the machine's drift moves rows/s far more than
+ * the work a request takes. Prints the rounds and the target, then one JSON line; it reports a
  * miss, it does not fail on one.
  */
 import 'reflect-metadata';
@@ -25,6 +28,7 @@ import { Message } from 'kafkajs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
+import { modelThreadsCpuMs, threadCpu } from '../support/proc-stat';
 import { RankTopics, rankRequest, ReadRecord } from '../support/rank-topics';
 import { RawLimit } from './raw-limit';
 import { fixed, RoundLog, roundsFromEnv, secondsFromEnv } from './rounds';
@@ -57,6 +61,35 @@ interface PhaseResult {
   lost: number;
   duplicates: number;
   errors: number;
+  /** The worker's CPU per request over the phase (every thread), ms; NaN off Linux. */
+  cpuMsPerRequest: number;
+  /** ... of it, its main thread's and its model threads' (the threads at another nice value). */
+  mainCpuMsPerRequest: number;
+  modelCpuMsPerRequest: number;
+}
+
+/** Each thread's CPU of the worker now (/proc), or undefined off Linux. */
+function cpuMark(
+  worker: BatchScorerProcess,
+): Map<number, { cpuMs: number; nice: number }> | undefined {
+  try {
+    return threadCpu(worker.pid);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The worker's CPU since `mark`: every thread's, the main thread's, the model threads'. */
+function cpuSince(
+  worker: BatchScorerProcess,
+  mark: Map<number, { cpuMs: number }> | undefined,
+): { total: number; main: number; model: number } {
+  const now = mark === undefined ? undefined : cpuMark(worker);
+  if (mark === undefined || now === undefined) return { total: NaN, main: NaN, model: NaN };
+  let total = 0;
+  for (const [tid, { cpuMs }] of now) total += cpuMs - (mark.get(tid)?.cpuMs ?? 0);
+  const main = (now.get(worker.pid)?.cpuMs ?? NaN) - (mark.get(worker.pid)?.cpuMs ?? NaN);
+  return { total, main, model: modelThreadsCpuMs(mark, worker.pid) };
 }
 
 /** Every result read so far, by requestId; a phase waits on its own ids. */
@@ -119,37 +152,48 @@ function messages(tag: string, size: Size, requests: number): { ids: string[]; b
 }
 
 /**
- * Produces a phase's requests and waits for their results. With `backlog`, `worker` is stopped
- * while they are produced and the clock starts when it continues; else it starts at the first
- * request sent.
+ * Produces a phase's requests to `worker` and waits for their results. With `backlog`, the
+ * worker is stopped while they are produced and the clock starts when it continues; else it
+ * starts at the first request sent. The worker's CPU (from /proc, per thread) counts over the
+ * same span: stopped, it takes none.
  */
 async function phase(
   topics: RankTopics,
   results: Results,
   tag: string,
   size: Size,
-  { requests = size.requests, backlog }: { requests?: number; backlog?: BatchScorerProcess } = {},
+  worker: BatchScorerProcess,
+  { requests = size.requests, backlog = false }: { requests?: number; backlog?: boolean } = {},
 ): Promise<PhaseResult> {
   const { ids, batch } = messages(tag, size, requests);
   const errorsBefore = results.errors;
   const done = results.until(ids, PHASE_TIMEOUT_MS);
   let started = performance.now();
-  backlog?.kill('SIGSTOP');
+  let mark = backlog ? undefined : cpuMark(worker);
+  if (backlog) worker.kill('SIGSTOP');
   try {
     await topics.produce(batch, size.chunk);
   } finally {
-    backlog?.kill('SIGCONT');
+    if (backlog) {
+      mark = cpuMark(worker);
+      worker.kill('SIGCONT');
+    }
   }
   if (backlog) started = performance.now();
   const finished = await done;
+  const cpu = cpuSince(worker, mark);
   const seconds = ((finished ?? performance.now()) - started) / 1000;
   const lost = results.missing(ids);
+  const answered = requests - lost;
   return {
-    rowsPerS: ((requests - lost) * size.candidates) / seconds,
+    rowsPerS: (answered * size.candidates) / seconds,
     seconds,
     lost,
     duplicates: results.duplicatesOf(ids),
     errors: results.errors - errorsBefore,
+    cpuMsPerRequest: cpu.total / answered,
+    mainCpuMsPerRequest: cpu.main / answered,
+    modelCpuMsPerRequest: cpu.model / answered,
   };
 }
 
@@ -157,6 +201,8 @@ function phaseLine(name: string, p: PhaseResult, limit: number): string {
   return (
     `  ${name.padEnd(26)} ${Math.round(p.rowsPerS).toString().padStart(8)} rows/s  ` +
     `x${(p.rowsPerS / limit).toFixed(2)} raw  ${p.seconds.toFixed(1)} s  ` +
+    `cpu ${p.cpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainCpuMsPerRequest.toFixed(2)}, ` +
+    `model threads ${p.modelCpuMsPerRequest.toFixed(2)})  ` +
     `lost ${p.lost}  duplicates ${p.duplicates}  errors ${p.errors}`
   );
 }
@@ -178,8 +224,12 @@ async function main(): Promise<void> {
     const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
     worker = await BatchScorerProcess.start(topics.env(), { name: 'batch-scorer', nodeArgs });
     // JIT, item rows and the consumer's fetch sizes settle before anything is measured.
-    await phase(topics, results, 'warm-large', LARGE, { requests: Math.ceil(LARGE.requests / 4) });
-    await phase(topics, results, 'warm-small', SMALL, { requests: Math.ceil(SMALL.requests / 4) });
+    await phase(topics, results, 'warm-large', LARGE, worker, {
+      requests: Math.ceil(LARGE.requests / 4),
+    });
+    await phase(topics, results, 'warm-small', SMALL, worker, {
+      requests: Math.ceil(SMALL.requests / 4),
+    });
 
     await raw.sweep(SWEEP_SECONDS);
     for (const line of raw.sweepTable()) console.log(line);
@@ -192,9 +242,13 @@ async function main(): Promise<void> {
     const totals = { requests: 0, lost: 0, duplicates: 0, errors: 0 };
     for (let round = 1; round <= ROUNDS; round++) {
       const limits = await raw.measure(SECONDS);
-      const large = await phase(topics, results, `r${round}-large`, LARGE, { backlog: worker });
-      const small = await phase(topics, results, `r${round}-small`, SMALL, { backlog: worker });
-      const live = await phase(topics, results, `r${round}-live`, LARGE);
+      const large = await phase(topics, results, `r${round}-large`, LARGE, worker, {
+        backlog: true,
+      });
+      const small = await phase(topics, results, `r${round}-small`, SMALL, worker, {
+        backlog: true,
+      });
+      const live = await phase(topics, results, `r${round}-live`, LARGE, worker);
       console.log(`round ${round}/${ROUNDS}`);
       console.log(
         `  raw limit ${Math.round(limits.limit)} rows/s (one session per model: ` +
@@ -203,6 +257,19 @@ async function main(): Promise<void> {
       console.log(phaseLine(`${LARGE.candidates} candidates, backlog`, large, limits.limit));
       console.log(phaseLine(`${SMALL.candidates} candidates, backlog`, small, limits.limit));
       console.log(phaseLine(`${LARGE.candidates} candidates, live`, live, limits.limit));
+      // CPU a row costs raw onnxruntime in its thriftier layout (as bench:rank counts it): the
+      // machine's drift moves rows/s much more than the CPU a request takes, so cpu_ratio
+      // compares the work itself.
+      const rawCpuMsPerRow = Math.min(
+        (best.threads * 1000) / limits.singleRowsPerS,
+        (CORES * 1000) / limits.parallelRowsPerS,
+      );
+      const rawLarge = rawCpuMsPerRow * LARGE.candidates;
+      const rawSmall = rawCpuMsPerRow * SMALL.candidates;
+      console.log(
+        `  cpu per request, raw onnxruntime: ${rawLarge.toFixed(2)} ms (${LARGE.candidates} rows), ` +
+          `${rawSmall.toFixed(2)} ms (${SMALL.candidates} rows)`,
+      );
       for (const p of [large, small, live]) {
         totals.lost += p.lost;
         totals.duplicates += p.duplicates;
@@ -219,6 +286,15 @@ async function main(): Promise<void> {
         small_ratio: small.rowsPerS / limits.limit,
         live: live.rowsPerS,
         live_ratio: live.rowsPerS / limits.limit,
+        raw_cpu: rawLarge,
+        cpu: large.cpuMsPerRequest,
+        main_cpu: large.mainCpuMsPerRequest,
+        model_cpu: large.modelCpuMsPerRequest,
+        cpu_ratio: rawLarge / large.cpuMsPerRequest,
+        model_cpu_ratio: rawLarge / large.modelCpuMsPerRequest,
+        small_cpu: small.cpuMsPerRequest,
+        small_cpu_ratio: rawSmall / small.cpuMsPerRequest,
+        live_cpu_ratio: rawLarge / live.cpuMsPerRequest,
       });
     }
 
@@ -235,6 +311,15 @@ async function main(): Promise<void> {
       small_ratio: fixed(log.median('small_ratio')),
       live_rows_per_s: Math.round(log.median('live')),
       live_ratio: fixed(log.median('live_ratio')),
+      raw_cpu_ms_per_large_request: fixed(log.median('raw_cpu'), 2),
+      worker_cpu_ms_per_large_request: fixed(log.median('cpu'), 2),
+      worker_main_thread_cpu_ms_per_large_request: fixed(log.median('main_cpu'), 2),
+      worker_model_threads_cpu_ms_per_large_request: fixed(log.median('model_cpu'), 2),
+      cpu_ratio: fixed(log.median('cpu_ratio')),
+      model_cpu_ratio: fixed(log.median('model_cpu_ratio')),
+      worker_cpu_ms_per_small_request: fixed(log.median('small_cpu'), 3),
+      small_cpu_ratio: fixed(log.median('small_cpu_ratio')),
+      live_cpu_ratio: fixed(log.median('live_cpu_ratio')),
       lost: totals.lost,
       duplicates: totals.duplicates,
       errors: totals.errors,
@@ -244,7 +329,7 @@ async function main(): Promise<void> {
       ratio_spread: fixed(log.spread('ratio').relative),
       small_ratio_spread: fixed(log.spread('small_ratio').relative),
       live_ratio_spread: fixed(log.spread('live_ratio').relative),
-      ...log.ratioDetails(['ratio', 'small_ratio', 'live_ratio']),
+      ...log.ratioDetails(['ratio', 'small_ratio', 'live_ratio', 'cpu_ratio']),
     };
     console.log(`\ntargets (median over ${ROUNDS} round(s)):`);
     const pass = report.ratio !== null && report.ratio >= TARGET;

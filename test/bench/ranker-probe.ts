@@ -6,7 +6,6 @@
  * `mark`, and the main thread's garbage-collection pauses, sent back over the IPC channel on
  * `read`. Inert when the process has no IPC channel.
  */
-import { readdirSync } from 'node:fs';
 import {
   constants,
   monitorEventLoopDelay,
@@ -14,7 +13,7 @@ import {
   PerformanceEntry,
   PerformanceObserver,
 } from 'node:perf_hooks';
-import { procStatFields } from '../support/proc-stat';
+import { mainThreadCpuMs, modelThreadsCpuMs, threadCpu } from '../support/proc-stat';
 
 export type ToProbe = { probe: 'mark' | 'read'; id: number };
 export interface ProbeReading extends GcPauses {
@@ -81,65 +80,11 @@ function noPauses(): GcPauses {
   return { gcScavengeMs: 0, gcMarkCompactMs: 0, scavenges: 0, markCompacts: 0 };
 }
 
-/** utime + stime of each thread of `pid` in ms (10 ms ticks), with its nice value. */
-export function threadCpu(pid = process.pid): Map<number, { cpuMs: number; nice: number }> {
-  const threads = new Map<number, { cpuMs: number; nice: number }>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const field = procStatFields(`/proc/${pid}/task/${tid}/stat`);
-      threads.set(Number(tid), {
-        cpuMs: (Number(field(14)) + Number(field(15))) * 10,
-        nice: Number(field(19)),
-      });
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return threads;
-}
-
-/**
- * CPU time since `mark` (threadCpu's reading then) of the threads that run at another nice value
- * than the main thread; a thread started since counts from 0. NaN when there is none, or off Linux.
- */
-export function modelThreadsCpuMs(
-  mark: Map<number, { cpuMs: number }> | undefined,
-  pid = process.pid,
-): number {
-  if (mark === undefined) return NaN;
-  let now;
-  try {
-    now = threadCpu(pid);
-  } catch {
-    return NaN;
-  }
-  const mainNice = now.get(pid)?.nice;
-  let total = 0;
-  let found = false;
-  for (const [tid, { cpuMs, nice }] of now) {
-    if (tid === pid || nice === mainNice) continue;
-    found = true;
-    total += cpuMs - (mark.get(tid)?.cpuMs ?? 0);
-  }
-  return found ? total : NaN;
-}
-
 function threadMark(): Map<number, { cpuMs: number }> | undefined {
   try {
     return threadCpu();
   } catch {
     return undefined;
-  }
-}
-
-/** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
-export function mainThreadCpuMs(pid = process.pid): number {
-  try {
-    const field = procStatFields(`/proc/${pid}/task/${pid}/stat`);
-    // utime and stime, in clock ticks (100 per second on Linux).
-    return (Number(field(14)) + Number(field(15))) * 10;
-  } catch {
-    return NaN;
   }
 }
 

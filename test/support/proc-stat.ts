@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * The fields of a Linux `/proc/.../stat` file (proc(5)) by their 1-based number, so that field 14
@@ -9,4 +9,58 @@ export function procStatFields(path: string): (field: number) => string {
   const stat = readFileSync(path, 'latin1');
   const fromState = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (field) => fromState[field - 3];
+}
+
+/** utime + stime of each thread of `pid` in ms (10 ms ticks), with its nice value. */
+export function threadCpu(pid = process.pid): Map<number, { cpuMs: number; nice: number }> {
+  const threads = new Map<number, { cpuMs: number; nice: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const field = procStatFields(`/proc/${pid}/task/${tid}/stat`);
+      threads.set(Number(tid), {
+        cpuMs: (Number(field(14)) + Number(field(15))) * 10,
+        nice: Number(field(19)),
+      });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU time since `mark` (threadCpu's reading then) of the threads that run at another nice value
+ * than the main thread; a thread started since counts from 0. NaN when there is none, or off Linux.
+ */
+export function modelThreadsCpuMs(
+  mark: Map<number, { cpuMs: number }> | undefined,
+  pid = process.pid,
+): number {
+  if (mark === undefined) return NaN;
+  let now;
+  try {
+    now = threadCpu(pid);
+  } catch {
+    return NaN;
+  }
+  const mainNice = now.get(pid)?.nice;
+  let total = 0;
+  let found = false;
+  for (const [tid, { cpuMs, nice }] of now) {
+    if (tid === pid || nice === mainNice) continue;
+    found = true;
+    total += cpuMs - (mark.get(tid)?.cpuMs ?? 0);
+  }
+  return found ? total : NaN;
+}
+
+/** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
+export function mainThreadCpuMs(pid = process.pid): number {
+  try {
+    const field = procStatFields(`/proc/${pid}/task/${pid}/stat`);
+    // utime and stime, in clock ticks (100 per second on Linux).
+    return (Number(field(14)) + Number(field(15))) * 10;
+  } catch {
+    return NaN;
+  }
 }
