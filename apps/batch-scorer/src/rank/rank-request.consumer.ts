@@ -16,7 +16,7 @@ import {
   RestartingConsumer,
   succeedOnce,
 } from '@app/common';
-import { SceneRegistry } from '@app/pipeline';
+import { SceneRegistry, SceneTrafficControl } from '@app/pipeline';
 import { ScoringEngine } from '@app/scoring';
 import { Partitioners } from 'kafkajs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -56,6 +56,7 @@ export class RankRequestConsumer implements OnApplicationBootstrap, BeforeApplic
     private readonly engine: ScoringEngine,
     private readonly messages: RankMessageHandler,
     private readonly metrics: BatchScorerMetrics,
+    private readonly traffic: SceneTrafficControl,
   ) {}
 
   /** Joined the group and fetched: ready. */
@@ -92,7 +93,9 @@ export class RankRequestConsumer implements OnApplicationBootstrap, BeforeApplic
   }
 
   private async start(): Promise<void> {
+    // The first fetch waits for each scene's traffic too: a pinned stable serves from the start.
     await this.registry.whenLoaded();
+    await this.traffic.whenApplied();
     if (this.stopping) return;
     if (!this.registry.ready) {
       this.logger.error(

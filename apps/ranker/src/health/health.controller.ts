@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import { SceneRegistry } from '@app/pipeline';
+import { SceneRegistry, SceneTrafficControl } from '@app/pipeline';
 
 /** Terminus's @HealthCheck() documents the 200 and 503 bodies in /docs itself. */
 @ApiTags('health')
@@ -11,6 +11,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly scenes: SceneRegistry,
+    private readonly traffic: SceneTrafficControl,
   ) {}
 
   /** The process is up and its event loop answers. */
@@ -20,7 +21,10 @@ export class HealthController {
     return this.health.check([() => this.indicators.check('process').up()]);
   }
 
-  /** Every bundle found at boot has been loaded (or rejected) and at least one scene serves. */
+  /**
+   * Every bundle found at boot has been loaded (or rejected), each scene's traffic (traffic.yaml,
+   * a stored override) applied, and at least one scene serves.
+   */
   @Get('ready')
   @HealthCheck()
   ready() {
@@ -28,9 +32,11 @@ export class HealthController {
       () => {
         const scenes = this.scenes.status();
         const check = this.indicators.check('scenes');
-        return this.scenes.ready
+        if (!this.scenes.ready)
+          return check.down({ scenes, message: 'bundles are loading or none is valid' });
+        return this.traffic.bootTrafficApplied
           ? check.up({ scenes })
-          : check.down({ scenes, message: 'bundles are loading or none is valid' });
+          : check.down({ scenes, message: 'traffic configs are being applied' });
       },
     ]);
   }

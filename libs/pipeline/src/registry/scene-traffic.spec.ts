@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
@@ -34,6 +34,8 @@ describe('SceneTrafficControl', () => {
     const policyAsked = new Promise<void>((resolve) => (asked = resolve));
     const registry = {
       onScanned: () => () => {},
+      whenLoaded: () => Promise.resolve(),
+      list: () => [listing],
       describe: (scene: string) => (scene === 'feed' ? listing : undefined),
       setPolicy: () => (asked(), gate),
       announce: () => {},
@@ -75,6 +77,32 @@ describe('SceneTrafficControl', () => {
     const after = control.describe('feed')!;
     expect(after.traffic).toMatchObject({ source: 'override', revision: 1 });
     expect(after.override).toMatchObject({ by: 'admin', revision: 1 });
+    control.onApplicationShutdown();
+  });
+
+  it('counts the boot as applied only once every scene the registry holds has its traffic in force', async () => {
+    const { registry, loaded, policyAsked } = registryOf();
+    mkdirSync(join(root, 'feed'), { recursive: true });
+    writeFileSync(join(root, 'feed', 'traffic.yaml'), 'stable: v1\n');
+    const metrics = new Registry();
+    const control = new SceneTrafficControl(
+      registry,
+      new InMemoryTrafficStore(),
+      new RolloutMetrics(metrics),
+      new ShadowMetrics(metrics),
+      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
+    );
+    control.onApplicationBootstrap();
+    let settled = false;
+    void control.whenApplied().then(() => (settled = true));
+    // traffic.yaml pins v1: its policy is asked for, and held while v1 "loads".
+    await policyAsked;
+    expect(control.bootTrafficApplied).toBe(false);
+    expect(settled).toBe(false);
+    loaded();
+    await control.whenApplied();
+    expect(control.bootTrafficApplied).toBe(true);
+    expect(control.describe('feed')).toMatchObject({ traffic: { source: 'file' } });
     control.onApplicationShutdown();
   });
 });

@@ -61,6 +61,8 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
   private readonly root: string;
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  private bootApplied = false;
+  private bootApplying: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly registry: SceneRegistry,
@@ -79,6 +81,28 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       if (origins.size === 1 && origins.has('policy')) return;
       for (const name of names) void this.refresh(name);
     });
+    // A scene's traffic is read after the scan that found it; until it is applied the registry's
+    // own rule serves (the newest valid version), which at boot must reach no caller: a
+    // traffic.yaml pinning an older stable (a rollback) would be ignored by a replica's first
+    // requests after every restart. So the boot waits for the registry's first scan, then for
+    // each scene's traffic applied (the versions it pins loaded and swapped in); readiness and
+    // the Kafka worker's first fetch wait for this (see `bootTrafficApplied`).
+    this.bootApplying = this.registry
+      .whenLoaded()
+      .then(() => Promise.allSettled(this.registry.list().map(({ scene }) => this.refresh(scene))))
+      .then(() => {
+        this.bootApplied = true;
+      });
+  }
+
+  /** Whether the traffic of every scene the boot found has been applied once. */
+  get bootTrafficApplied(): boolean {
+    return this.bootApplied;
+  }
+
+  /** Resolves once `bootTrafficApplied` (never rejects). */
+  whenApplied(): Promise<void> {
+    return this.bootApplying;
   }
 
   onApplicationShutdown(): void {
