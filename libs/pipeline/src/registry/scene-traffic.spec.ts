@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { PipelineConfig } from '../pipeline.config';
 import { InMemoryTrafficStore } from '../rollout/in-memory-traffic-store';
@@ -8,7 +9,7 @@ import { RolloutMetrics } from '../rollout/rollout.metrics';
 import { ShadowMetrics } from '../rollout/shadow.metrics';
 import { SceneListing } from './scene-listing';
 import { SceneRegistry } from './scene-registry';
-import { SceneTrafficControl } from './scene-traffic';
+import { SceneTrafficControl, TRAFFIC_STORE_READ_TIMEOUT_MS } from './scene-traffic';
 
 describe('SceneTrafficControl', () => {
   let root: string;
@@ -103,6 +104,35 @@ describe('SceneTrafficControl', () => {
     await control.whenApplied();
     expect(control.bootTrafficApplied).toBe(true);
     expect(control.describe('feed')).toMatchObject({ traffic: { source: 'file' } });
+    control.onApplicationShutdown();
+  });
+
+  it('a traffic store that never answers holds a refresh for TRAFFIC_STORE_READ_TIMEOUT_MS, then the file applies', async () => {
+    const { registry, loaded } = registryOf();
+    loaded();
+    mkdirSync(join(root, 'feed'), { recursive: true });
+    writeFileSync(join(root, 'feed', 'traffic.yaml'), 'stable: v1\n');
+    const store = new InMemoryTrafficStore();
+    store.reload = () => new Promise<void>(() => undefined);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const metrics = new Registry();
+    const control = new SceneTrafficControl(
+      registry,
+      store,
+      new RolloutMetrics(metrics),
+      new ShadowMetrics(metrics),
+      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
+    );
+    const started = performance.now();
+    control.onApplicationBootstrap();
+    await control.whenApplied();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(TRAFFIC_STORE_READ_TIMEOUT_MS - 50);
+    expect(control.bootTrafficApplied).toBe(true);
+    expect(control.describe('feed')).toMatchObject({ traffic: { source: 'file' } });
+    expect(warn.mock.calls.map(String).join('\n')).toContain(
+      `traffic override not read (no answer within ${TRAFFIC_STORE_READ_TIMEOUT_MS} ms)`,
+    );
+    warn.mockRestore();
     control.onApplicationShutdown();
   });
 });

@@ -22,6 +22,13 @@ import { SceneRegistry } from './scene-registry';
 import { VersionListing } from './scene-listing';
 import { SceneRollout, sameConfig } from './scene-rollout';
 
+/**
+ * How long a scene's refresh waits for the traffic store (a Redis that may accept connections and
+ * not answer) before it goes on with the override it read last: the boot's readiness waits for
+ * the refreshes (see `bootTrafficApplied`), and a scan's must not hang either.
+ */
+export const TRAFFIC_STORE_READ_TIMEOUT_MS = 2000;
+
 /** What the admin API shows of a scene's rollout. */
 export interface SceneTraffic {
   scene: string;
@@ -215,7 +222,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     if (newest === null) return;
     const file = await loadTrafficFile(join(this.root, scene), versions);
     try {
-      await this.store.reload(scene);
+      await within(this.store.reload(scene), TRAFFIC_STORE_READ_TIMEOUT_MS);
     } catch (error) {
       this.warnings.warn(
         `scene ${scene}: traffic override not read (${(error as Error).message}); the last one read stays in force`,
@@ -292,4 +299,13 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     }
     return state;
   }
+}
+
+/** `promise`, or a rejection once `ms` have passed first. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
