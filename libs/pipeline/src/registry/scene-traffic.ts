@@ -94,8 +94,10 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     // requests after every restart. So the boot waits for the registry's first scan, then for
     // each scene's traffic applied (the versions it pins loaded and swapped in); readiness and
     // the Kafka worker's first fetch wait for this (see `bootTrafficApplied`).
-    this.bootApplying = this.registry
-      .whenLoaded()
+    // One macrotask first: the registry's own bootstrap hook (same module) has started its boot
+    // scan by then, whatever order Nest calls the two hooks in.
+    this.bootApplying = new Promise((next) => setImmediate(next))
+      .then(() => this.registry.whenLoaded())
       .then(() => Promise.allSettled(this.registry.list().map(({ scene }) => this.refresh(scene))))
       .then(() => {
         this.bootApplied = true;
