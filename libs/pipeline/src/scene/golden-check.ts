@@ -17,11 +17,11 @@ const MAX_REPORTED = 20;
  * Scores every request of the bundle's optional golden.jsonl and compares the fused scores with
  * the expected ones within `golden.tolerance`. Golden requests carry all their features (the
  * store is not read), so they give the same scores wherever the bundle is loaded. The file's bytes
- * go to the spec reader thread, which decodes, parses and validates them; they come back part by
- * part (readGoldenOffThread),
- * each part scored on its own: no line, however long, holds the serving thread for more than a
- * part's frame and tensors. A case is refused whole, at its line, when a model's queue could
- * never take all its candidates at once, as a request of that size is.
+ * go to the spec reader thread, which decodes, parses and validates them, and the cases come back
+ * part by part (readGoldenOffThread), each part scored on its own: no line, however long, holds
+ * the serving thread for more than a part's frame and tensors. A case is refused whole, at its
+ * line, when a model's queue could never take all its candidates at once, as a request of that
+ * size is.
  */
 export async function checkGolden(
   scene: Scene,
