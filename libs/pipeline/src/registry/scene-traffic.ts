@@ -95,10 +95,18 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     // each scene's traffic applied (the versions it pins loaded and swapped in); readiness and
     // the Kafka worker's first fetch wait for this (see `bootTrafficApplied`).
     // One macrotask first: the registry's own bootstrap hook (same module) has started its boot
-    // scan by then, whatever order Nest calls the two hooks in.
+    // scan by then, whatever order Nest calls the two hooks in. That scan's listener call above
+    // has queued each scene's refresh by the time it is over: the boot waits for those (a scene's
+    // tail), and refreshes only a scene no listener call reached.
     this.bootApplying = new Promise((next) => setImmediate(next))
       .then(() => this.registry.whenLoaded())
-      .then(() => Promise.allSettled(this.registry.list().map(({ scene }) => this.refresh(scene))))
+      .then(() =>
+        Promise.allSettled(
+          this.registry
+            .list()
+            .map(({ scene }) => this.scenes.get(scene)?.tail ?? this.refresh(scene)),
+        ),
+      )
       .then(() => {
         this.bootApplied = true;
       });
