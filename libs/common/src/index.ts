@@ -19,6 +19,7 @@ export * from './kafka/batching-producer';
 export * from './kafka/concurrent-batch-handler';
 export * from './async/loop-slicer';
 export * from './async/succeed-once';
+export * from './async/reject-after';
 export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';
 export * from './runtime/fast-string-prototype';

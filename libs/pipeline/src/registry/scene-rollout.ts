@@ -1,3 +1,5 @@
+import { Logger } from '@nestjs/common';
+import { describeDetails } from '@app/common';
 import { CanaryGuard, RollbackDecision } from '../rollout/canary-guard';
 import { RolloutMetrics } from '../rollout/rollout.metrics';
 import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
@@ -104,3 +106,20 @@ export class SceneRollout {
 
 export const sameConfig = (a: TrafficConfig | undefined, b: TrafficConfig) =>
   a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+
+/** Logs what changed between two resolutions of a scene's traffic: new problems, a new config. */
+export function reportTraffic(
+  logger: Logger,
+  scene: string,
+  before: TrafficResolution | undefined,
+  after: TrafficResolution,
+): void {
+  const problems = JSON.stringify(after.problems);
+  if (problems !== JSON.stringify(before?.problems ?? []) && after.problems.length > 0)
+    for (const { source, errors } of after.problems)
+      logger.error(`scene ${scene}: traffic ${source} refused: ${describeDetails(errors)}`);
+  if (!before || !sameConfig(before.config, after.config) || before.source !== after.source)
+    logger.log(
+      `scene ${scene}: traffic from ${after.source} (revision ${after.revision})${after.kept ? ', kept from before' : ''}: ${JSON.stringify(after.config)}`,
+    );
+}

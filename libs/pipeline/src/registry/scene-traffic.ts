@@ -5,7 +5,7 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { describeDetails, SceneNotFoundError, ThrottledWarnings } from '@app/common';
+import { rejectAfter, SceneNotFoundError, ThrottledWarnings } from '@app/common';
 import { join, resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
 import { GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
@@ -20,7 +20,7 @@ import { TrafficOverride, TrafficStore } from '../rollout/traffic-store';
 import { RollbackWriter } from './rollback-writer';
 import { SceneRegistry } from './scene-registry';
 import { VersionListing } from './scene-listing';
-import { SceneRollout, sameConfig } from './scene-rollout';
+import { reportTraffic, SceneRollout } from './scene-rollout';
 
 /**
  * How long a scene's refresh waits for the traffic store (a Redis that may accept connections and
@@ -232,7 +232,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     if (newest === null) return;
     const file = await loadTrafficFile(join(this.root, scene), versions);
     try {
-      await within(this.store.reload(scene), TRAFFIC_STORE_READ_TIMEOUT_MS);
+      await rejectAfter(this.store.reload(scene), TRAFFIC_STORE_READ_TIMEOUT_MS);
     } catch (error) {
       this.warnings.warn(
         `scene ${scene}: traffic override not read (${(error as Error).message}); the last one read stays in force`,
@@ -246,7 +246,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       ...(override && { override }),
       ...(state.resolution && { previous: state.resolution }),
     });
-    this.report(scene, state.resolution, resolution);
+    reportTraffic(this.logger, scene, state.resolution, resolution);
     state.file = file;
     // Without traffic.yaml or an override the registry's own rule serves (the newest valid
     // version, swapped as soon as it is loaded): no plan, nothing pinned.
@@ -273,21 +273,6 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     });
   }
 
-  private report(
-    scene: string,
-    before: TrafficResolution | undefined,
-    after: TrafficResolution,
-  ): void {
-    const problems = JSON.stringify(after.problems);
-    if (problems !== JSON.stringify(before?.problems ?? []) && after.problems.length > 0)
-      for (const { source, errors } of after.problems)
-        this.logger.error(`scene ${scene}: traffic ${source} refused: ${describeDetails(errors)}`);
-    if (!before || !sameConfig(before.config, after.config) || before.source !== after.source)
-      this.logger.log(
-        `scene ${scene}: traffic from ${after.source} (revision ${after.revision})${after.kept ? ', kept from before' : ''}: ${JSON.stringify(after.config)}`,
-      );
-  }
-
   private listing(scene: string) {
     const listing = this.registry.describe(scene);
     if (!listing) throw new SceneNotFoundError(scene);
@@ -309,13 +294,4 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     }
     return state;
   }
-}
-
-/** `promise`, or a rejection once `ms` have passed first. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
