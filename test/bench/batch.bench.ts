@@ -28,7 +28,7 @@ import { Message } from 'kafkajs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
-import { modelThreadsCpuMs, threadCpu } from '../support/proc-stat';
+import { threadCpuSince, threadMark } from '../support/proc-stat';
 import { RankTopics, rankRequest, ReadRecord } from '../support/rank-topics';
 import { RawLimit } from './raw-limit';
 import { fixed, RoundLog, roundsFromEnv, secondsFromEnv } from './rounds';
@@ -66,30 +66,6 @@ interface PhaseResult {
   /** ... of it, its main thread's and its model threads' (the threads at another nice value). */
   mainCpuMsPerRequest: number;
   modelCpuMsPerRequest: number;
-}
-
-/** Each thread's CPU of the worker now (/proc), or undefined off Linux. */
-function cpuMark(
-  worker: BatchScorerProcess,
-): Map<number, { cpuMs: number; nice: number }> | undefined {
-  try {
-    return threadCpu(worker.pid);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The worker's CPU since `mark`: every thread's, the main thread's, the model threads'. */
-function cpuSince(
-  worker: BatchScorerProcess,
-  mark: Map<number, { cpuMs: number }> | undefined,
-): { total: number; main: number; model: number } {
-  const now = mark === undefined ? undefined : cpuMark(worker);
-  if (mark === undefined || now === undefined) return { total: NaN, main: NaN, model: NaN };
-  let total = 0;
-  for (const [tid, { cpuMs }] of now) total += cpuMs - (mark.get(tid)?.cpuMs ?? 0);
-  const main = (now.get(worker.pid)?.cpuMs ?? NaN) - (mark.get(worker.pid)?.cpuMs ?? NaN);
-  return { total, main, model: modelThreadsCpuMs(mark, worker.pid) };
 }
 
 /** Every result read so far, by requestId; a phase waits on its own ids. */
@@ -169,19 +145,19 @@ async function phase(
   const errorsBefore = results.errors;
   const done = results.until(ids, PHASE_TIMEOUT_MS);
   let started = performance.now();
-  let mark = backlog ? undefined : cpuMark(worker);
+  let mark = backlog ? undefined : threadMark(worker.pid);
   if (backlog) worker.kill('SIGSTOP');
   try {
     await topics.produce(batch, size.chunk);
   } finally {
     if (backlog) {
-      mark = cpuMark(worker);
+      mark = threadMark(worker.pid);
       worker.kill('SIGCONT');
     }
   }
   if (backlog) started = performance.now();
   const finished = await done;
-  const cpu = cpuSince(worker, mark);
+  const cpu = threadCpuSince(mark, worker.pid);
   const seconds = ((finished ?? performance.now()) - started) / 1000;
   const lost = results.missing(ids);
   const answered = requests - lost;
@@ -258,13 +234,7 @@ async function main(): Promise<void> {
       console.log(phaseLine(`${LARGE.candidates} candidates, backlog`, large, limits.limit));
       console.log(phaseLine(`${SMALL.candidates} candidates, backlog`, small, limits.limit));
       console.log(phaseLine(`${LARGE.candidates} candidates, live`, live, limits.limit));
-      // CPU a row costs raw onnxruntime in its thriftier layout (as bench:rank counts it): the
-      // machine's drift moves rows/s much more than the CPU a request takes, so cpu_ratio
-      // compares the work itself.
-      const rawCpuMsPerRow = Math.min(
-        (best.threads * 1000) / limits.singleRowsPerS,
-        (CORES * 1000) / limits.parallelRowsPerS,
-      );
+      const rawCpuMsPerRow = raw.cpuMsPerRow(limits);
       const rawLarge = rawCpuMsPerRow * LARGE.candidates;
       const rawSmall = rawCpuMsPerRow * SMALL.candidates;
       console.log(

@@ -187,13 +187,7 @@ async function main(): Promise<void> {
           errors[code] = (errors[code] ?? 0) + n;
       // The large figure of a round is its better concurrency (the service's best operating point).
       const top = larges.reduce((a, b) => (b.rowsPerS > a.rowsPerS ? b : a));
-      // CPU a row costs raw onnxruntime in its thriftier layout: (a) keeps its intra-op threads
-      // busy, (b) one thread per core. Idle cores and the machine's drift between phases move
-      // rows/s, much less the CPU a request takes, so cpu_ratio compares the work itself.
-      const rawCpuMsPerRow = Math.min(
-        (best.threads * 1000) / limits.singleRowsPerS,
-        (CORES * 1000) / limits.parallelRowsPerS,
-      );
+      const rawCpuMsPerRow = raw.cpuMsPerRow(limits);
       console.log(
         `  cpu per request, raw onnxruntime: ${(rawCpuMsPerRow * LARGE).toFixed(2)} ms ` +
           `(${LARGE} rows), ${(rawCpuMsPerRow * SMALL).toFixed(2)} ms (${SMALL} rows)`,

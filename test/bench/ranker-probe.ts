@@ -13,7 +13,7 @@ import {
   PerformanceEntry,
   PerformanceObserver,
 } from 'node:perf_hooks';
-import { mainThreadCpuMs, modelThreadsCpuMs, threadCpu } from '../support/proc-stat';
+import { mainThreadCpuMs, modelThreadsCpuMs, threadMark } from '../support/proc-stat';
 
 export type ToProbe = { probe: 'mark' | 'read'; id: number };
 export interface ProbeReading extends GcPauses {
@@ -78,14 +78,6 @@ interface GcEntry {
 
 function noPauses(): GcPauses {
   return { gcScavengeMs: 0, gcMarkCompactMs: 0, scavenges: 0, markCompacts: 0 };
-}
-
-function threadMark(): Map<number, { cpuMs: number }> | undefined {
-  try {
-    return threadCpu();
-  } catch {
-    return undefined;
-  }
 }
 
 function known(value: number): number | null {

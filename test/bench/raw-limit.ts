@@ -136,6 +136,19 @@ export class RawLimit {
     return { singleRowsPerS, parallelRowsPerS, limit: Math.max(singleRowsPerS, parallelRowsPerS) };
   }
 
+  /**
+   * CPU milliseconds a row costs raw onnxruntime in `round`, in its thriftier layout: (a) keeps
+   * its intra-op threads busy, (b) one thread per core. Idle cores and the machine's drift move
+   * rows/s much more than the CPU a row takes, so a benchmark's cpu_ratio sets this against its
+   * system's CPU per row.
+   */
+  cpuMsPerRow(round: RawRound): number {
+    return Math.min(
+      (this.bestCell().threads * 1000) / round.singleRowsPerS,
+      (this.cores * 1000) / round.parallelRowsPerS,
+    );
+  }
+
   describeParallel(): string {
     return `${this.cores} worker(s) x 1 session per model x 1 thread, batch ${this.bestCell(1).batch}`;
   }

@@ -28,30 +28,50 @@ export function threadCpu(pid = process.pid): Map<number, { cpuMs: number; nice:
   return threads;
 }
 
+/** threadCpu(pid) now, or undefined where /proc cannot tell (off Linux, a process gone). */
+export function threadMark(
+  pid = process.pid,
+): Map<number, { cpuMs: number; nice: number }> | undefined {
+  try {
+    return threadCpu(pid);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * CPU time since `mark` (threadCpu's reading then) of the threads that run at another nice value
- * than the main thread; a thread started since counts from 0. NaN when there is none, or off Linux.
+ * CPU time of `pid` since `mark` (threadMark's reading then), from one reading of /proc: every
+ * thread's (`total`), the main thread's (`main`), and the model threads' (`model`: those at
+ * another nice value than the main thread; NaN when there is none). A thread started since counts
+ * from 0. All NaN without a mark, or off Linux.
  */
+export function threadCpuSince(
+  mark: Map<number, { cpuMs: number }> | undefined,
+  pid = process.pid,
+): { total: number; main: number; model: number } {
+  const now = mark === undefined ? undefined : threadMark(pid);
+  if (mark === undefined || now === undefined) return { total: NaN, main: NaN, model: NaN };
+  const mainNice = now.get(pid)?.nice;
+  let total = 0;
+  let model = 0;
+  let found = false;
+  for (const [tid, { cpuMs, nice }] of now) {
+    const spent = cpuMs - (mark.get(tid)?.cpuMs ?? 0);
+    total += spent;
+    if (tid === pid || nice === mainNice) continue;
+    found = true;
+    model += spent;
+  }
+  const main = (now.get(pid)?.cpuMs ?? NaN) - (mark.get(pid)?.cpuMs ?? NaN);
+  return { total, main, model: found ? model : NaN };
+}
+
+/** The model threads' share of threadCpuSince. */
 export function modelThreadsCpuMs(
   mark: Map<number, { cpuMs: number }> | undefined,
   pid = process.pid,
 ): number {
-  if (mark === undefined) return NaN;
-  let now;
-  try {
-    now = threadCpu(pid);
-  } catch {
-    return NaN;
-  }
-  const mainNice = now.get(pid)?.nice;
-  let total = 0;
-  let found = false;
-  for (const [tid, { cpuMs, nice }] of now) {
-    if (tid === pid || nice === mainNice) continue;
-    found = true;
-    total += cpuMs - (mark.get(tid)?.cpuMs ?? 0);
-  }
-  return found ? total : NaN;
+  return threadCpuSince(mark, pid).model;
 }
 
 /** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
