@@ -9,7 +9,7 @@ import { FeaturesMetrics } from '../features.metrics';
 import { decodeBlob } from './feature-blob';
 import { RedisClient } from './redis-connection';
 import { RedisKeys } from './redis-keys';
-import { WRONG_TYPE_CHECK_LIMITS, WrongTypeCheck, WrongTypeCheckLimits } from './wrong-type-check';
+import { WrongTypeCheck } from './wrong-type-check';
 
 const TIMEOUT = Symbol('timeout');
 
@@ -33,16 +33,11 @@ export class RedisFeatureStore extends FeatureStore {
     readonly cache: ItemCache,
     private readonly defaultTimeoutMs: number,
     private readonly metrics?: FeaturesMetrics,
-    typeCheckLimits: WrongTypeCheckLimits = WRONG_TYPE_CHECK_LIMITS,
   ) {
     super();
     this.typeCheck = new WrongTypeCheck(
       (key) => this.redis.type(key),
-      (key, type) => {
-        this.metrics?.badValues.inc({ source: 'redis', reason: 'wrong_type' });
-        this.warnings.warn(`${key}: a ${type} key, not a string; its features take their defaults`);
-      },
-      typeCheckLimits,
+      (key, type) => this.countWrongType(key, `a ${type} key, not a string`),
     );
   }
 
@@ -180,9 +175,14 @@ export class RedisFeatureStore extends FeatureStore {
   /** GET of a key holding a hash, list, ...: bad data (defaults, counted), not a Redis outage. */
   private wrongType(key: string, error: Error): null {
     if (!error.message.startsWith('WRONGTYPE')) throw error;
-    this.metrics?.badValues.inc({ source: 'redis', reason: 'wrong_type' });
-    this.warnings.warn(`${key}: not a string key; its features take their defaults`);
+    this.countWrongType(key, 'not a string key');
     return null;
+  }
+
+  /** A key of another Redis type, found by its GET or by the background check: counted, warned. */
+  private countWrongType(key: string, what: string): void {
+    this.metrics?.badValues.inc({ source: 'redis', reason: 'wrong_type' });
+    this.warnings.warn(`${key}: ${what}; its features take their defaults`);
   }
 
   private decode(key: string, blob: string): { row: FeatureRow; ts: number } | undefined {
