@@ -6,7 +6,7 @@
  */
 import { ScoringEngine } from '@app/scoring';
 import { WorkerScoringEngine } from '@app/scoring/testing';
-import { open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXAMPLE_BUNDLE, writeVersion } from '../support/bundle-versions';
@@ -173,6 +173,43 @@ describe('live bundles (ranker app over HTTP, BUNDLES_DIR polled)', () => {
           '1000000000 bytes, more than the 16777216 allowed (BUNDLES_MAX_GOLDEN_BYTES); not read',
       },
     ]);
+  });
+
+  it('a scene dropped in with traffic.yaml pinning its older version answers from that version from its first 200', async () => {
+    // The scene is built under a hidden name (not a scene) and renamed in whole, traffic.yaml with it.
+    const stage = join(root, '.news.incoming');
+    await writeVersion(stage, 'news', 'v1');
+    await writeVersion(stage, 'news', 'v2', {
+      edit: (yaml, dir) => {
+        yaml.fusion = 'pow(ctr.ctr, 0.5) * pow(mtl.ctr, 0.5) * (1 + mtl.cvr)';
+        return rm(join(dir, 'golden.jsonl'));
+      },
+    });
+    await writeFile(join(stage, 'news', 'traffic.yaml'), 'stable: v1\n');
+    const seen: string[] = [];
+    let served = 0;
+    const asking = (async () => {
+      for (const end = Date.now() + 60_000; served < 20 && Date.now() < end;) {
+        const reply = await ranker.rank('news', demoRankBody(seen.length, 5));
+        seen.push(
+          reply.status === 200 ? `200 ${reply.body.version}` : `${reply.status} ${reply.body.code}`,
+        );
+        if (reply.status === 200) served++;
+        else await sleep(5);
+      }
+    })();
+    await sleep(50);
+    await rename(join(stage, 'news'), join(root, 'news'));
+    await asking;
+    expect(served).toBe(20);
+    // Before the scene is found: unknown; then held until its traffic is applied; then v1 only.
+    expect(new Set(seen)).toEqual(
+      new Set(
+        ['404 SCENE_NOT_FOUND', '503 SCENE_NOT_READY', '200 v1'].filter((s) => seen.includes(s)),
+      ),
+    );
+    expect(seen.filter((s) => s.startsWith('200')).every((s) => s === '200 v1')).toBe(true);
+    expect(seen.indexOf('200 v1')).toBeGreaterThan(seen.lastIndexOf('404 SCENE_NOT_FOUND'));
   });
 
   it('failed no call while versions came and went', async () => {

@@ -25,6 +25,12 @@ export class SceneRollout {
   policyKey?: string;
   /** Traffic work on the scene runs one at a time. */
   tail: Promise<void> = Promise.resolve();
+  /**
+   * Whether a refresh has put the scene's traffic in force (or failed trying) since the scene last
+   * had no version to serve: until then a scene that appeared after boot is not served
+   * (SceneTrafficControl.choose), or its newest version would answer before a pinned stable.
+   */
+  applied = false;
   private guardKey?: string;
   /** A canary this replica's guard rolled back, not chosen while the traffic is still at `revision`. */
   private suppressed?: { version: string; revision: number };

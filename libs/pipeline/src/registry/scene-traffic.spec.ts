@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { SceneNotReadyError } from '@app/common';
 import { Registry } from 'prom-client';
 import { PipelineConfig } from '../pipeline.config';
 import { InMemoryTrafficStore } from '../rollout/in-memory-traffic-store';
@@ -38,6 +39,7 @@ describe('SceneTrafficControl', () => {
       whenLoaded: () => Promise.resolve(),
       list: () => [listing],
       describe: (scene: string) => (scene === 'feed' ? listing : undefined),
+      stableVersion: (scene: string) => (scene === 'feed' ? listing.stable : undefined),
       setPolicy: () => (asked(), gate),
       announce: () => {},
     };
@@ -133,6 +135,63 @@ describe('SceneTrafficControl', () => {
       `traffic override not read (no answer within ${TRAFFIC_STORE_READ_TIMEOUT_MS} ms)`,
     );
     warn.mockRestore();
+    control.onApplicationShutdown();
+  });
+
+  it('holds a scene that appears after boot (503) until its traffic is applied, so its newest version never answers before a pinned stable', async () => {
+    const listingOf = (scene: string): SceneListing => ({
+      scene,
+      stable: 'v2',
+      versions: ['v2', 'v1'].map((version) => ({
+        version,
+        state: 'serving',
+        reasons: [],
+        inFlight: 0,
+        dir: join(root, scene, version),
+      })),
+    });
+    const scenes = new Map([['feed', listingOf('feed')]]);
+    let scanned: (names: string[], origins: Set<string>) => void = () => {};
+    let loaded = () => {};
+    const gate = new Promise<void>((resolve) => (loaded = resolve));
+    let asked = () => {};
+    const policyAsked = new Promise<void>((resolve) => (asked = resolve));
+    const registry = {
+      onScanned: (listener: typeof scanned) => ((scanned = listener), () => {}),
+      whenLoaded: () => Promise.resolve(),
+      list: () => [...scenes.values()],
+      describe: (scene: string) => scenes.get(scene),
+      stableVersion: (scene: string) => scenes.get(scene)?.stable ?? undefined,
+      setPolicy: (scene: string) => (scene === 'news' ? (asked(), gate) : Promise.resolve()),
+      announce: () => {},
+    } as unknown as SceneRegistry;
+    const metrics = new Registry();
+    const control = new SceneTrafficControl(
+      registry,
+      new InMemoryTrafficStore(),
+      new RolloutMetrics(metrics),
+      new ShadowMetrics(metrics),
+      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
+    );
+    control.onApplicationBootstrap();
+    await control.whenApplied();
+    expect(control.choose('feed', 'u1')).toBeUndefined();
+    expect(control.choose('nowhere', 'u1')).toBeUndefined();
+
+    // A scan finds `news` (its newest version already serving in the registry) with traffic.yaml
+    // pinning v1: refused until the refresh has v1 pinned, then v1 is chosen.
+    mkdirSync(join(root, 'news'), { recursive: true });
+    writeFileSync(join(root, 'news', 'traffic.yaml'), 'stable: v1\n');
+    scenes.set('news', listingOf('news'));
+    expect(() => control.choose('news', 'u1')).toThrow(SceneNotReadyError);
+    scanned(['news'], new Set(['poll']));
+    await policyAsked;
+    expect(() => control.choose('news', 'u1')).toThrow(
+      "scene 'news' is applying its traffic config",
+    );
+    loaded();
+    await control.refresh('news');
+    expect(control.choose('news', 'u1')).toMatchObject({ version: 'v1', arm: 'stable' });
     control.onApplicationShutdown();
   });
 });

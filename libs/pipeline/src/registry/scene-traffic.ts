@@ -5,7 +5,12 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { rejectAfter, SceneNotFoundError, ThrottledWarnings } from '@app/common';
+import {
+  rejectAfter,
+  SceneNotFoundError,
+  SceneNotReadyError,
+  ThrottledWarnings,
+} from '@app/common';
 import { join, resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
 import { GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
@@ -129,9 +134,18 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     for (const state of this.scenes.values()) state.close();
   }
 
-  /** The version that serves `userId` and its arm; undefined while the scene has no plan yet. */
+  /**
+   * The version that serves `userId` and its arm; undefined when no plan is in force (the
+   * registry's newest valid version serves). Throws SceneNotReadyError (503, retried by the Kafka
+   * worker) for a scene that has found a version to serve since boot and not yet applied its
+   * traffic: a scene dropped in with `traffic.yaml` pinning an older stable must not answer from
+   * its newest version first. At boot readiness holds callers off instead (`bootTrafficApplied`).
+   */
   choose(scene: string, userId: string): TrafficChoice | undefined {
-    return this.scenes.get(scene)?.plan?.choose(userId);
+    const state = this.scenes.get(scene);
+    if (state?.applied !== true && this.bootApplied && this.registry.stableVersion(scene))
+      throw new SceneNotReadyError(`scene '${scene}' is applying its traffic config`);
+    return state?.plan?.choose(userId);
   }
 
   /** One served request of the canary or stable arm, for the canary's guard. */
@@ -205,9 +219,11 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
   refresh(scene: string): Promise<void> {
     const state = this.stateOf(scene);
     const run = state.tail.then(() => this.apply(scene, state));
-    state.tail = run.catch((error: Error) =>
-      this.logger.error(`scene ${scene}: traffic not applied: ${error.stack}`),
-    );
+    state.tail = run.catch((error: Error) => {
+      // The registry's own rule serves then (as at boot): logged, never a scene held unserved.
+      state.applied = true;
+      this.logger.error(`scene ${scene}: traffic not applied: ${error.stack}`);
+    });
     return run;
   }
 
@@ -229,7 +245,11 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     const newest =
       listing.versions.find((v) => v.state !== 'failed' && v.state !== 'incomplete')?.version ??
       listing.stable;
-    if (newest === null) return;
+    if (newest === null) {
+      // Nothing can serve: the traffic of the version that comes next is applied before it serves.
+      state.applied = false;
+      return;
+    }
     const file = await loadTrafficFile(join(this.root, scene), versions);
     try {
       await rejectAfter(this.store.reload(scene), TRAFFIC_STORE_READ_TIMEOUT_MS);
@@ -261,6 +281,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       await this.registry.setPolicy(scene, policy);
     }
     state.take(resolution, plan, override?.override);
+    state.applied = true;
   }
 
   /** Stores a rollback this replica's guard decided (the canary is already off here). */
