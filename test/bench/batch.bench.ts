@@ -25,10 +25,11 @@
  */
 import 'reflect-metadata';
 import { Message } from 'kafkajs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
-import { threadCpuSince, threadMark } from '../support/proc-stat';
+import { processCpuMs, threadCpuSince, threadMark } from '../support/proc-stat';
 import { RankTopics, rankRequest, ReadRecord } from '../support/rank-topics';
 import { RawLimit } from './raw-limit';
 import { fixed, RoundLog, roundsFromEnv, secondsFromEnv } from './rounds';
@@ -66,7 +67,34 @@ interface PhaseResult {
   /** ... of it, its main thread's and its model threads' (the threads at another nice value). */
   mainCpuMsPerRequest: number;
   modelCpuMsPerRequest: number;
+  /** This process's CPU per request over the phase (the reader of results), ms. */
+  readerCpuMsPerRequest: number;
+  /** The broker's (when test/services/kafka.sh started it; else NaN), ms. */
+  brokerCpuMsPerRequest: number;
+  /** The cores each kept busy over the phase (CPU time over the phase's time). */
+  cores: { worker: number; broker: number; reader: number };
 }
+
+/**
+ * The pid of the broker test/services/kafka.sh started (its pidfile, checked against the
+ * process's command line), or undefined: then the broker's CPU is not reported.
+ */
+function brokerPid(): number | undefined {
+  const dir = process.env.RANKER_SERVICES_DIR ?? join(repoRoot, '.services');
+  try {
+    const pid = Number(readFileSync(join(dir, 'kafka.pid'), 'utf8').trim());
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+    return command.includes('kafka.Kafka') ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const BROKER_PID = brokerPid();
+const brokerCpuMs = (): number => (BROKER_PID === undefined ? NaN : processCpuMs(BROKER_PID));
+const readerCpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 /** Every result read so far, by requestId; a phase waits on its own ids. */
 class Results {
@@ -146,21 +174,26 @@ async function phase(
   const done = results.until(ids, PHASE_TIMEOUT_MS);
   let started = performance.now();
   let mark = backlog ? undefined : threadMark(worker.pid);
+  let others = { reader: readerCpuMs(), broker: brokerCpuMs() };
   if (backlog) worker.kill('SIGSTOP');
   try {
     await topics.produce(batch, size.chunk);
   } finally {
     if (backlog) {
       mark = threadMark(worker.pid);
+      others = { reader: readerCpuMs(), broker: brokerCpuMs() };
       worker.kill('SIGCONT');
     }
   }
   if (backlog) started = performance.now();
   const finished = await done;
   const cpu = threadCpuSince(mark, worker.pid);
+  const reader = readerCpuMs() - others.reader;
+  const broker = brokerCpuMs() - others.broker;
   const seconds = ((finished ?? performance.now()) - started) / 1000;
   const lost = results.missing(ids);
   const answered = requests - lost;
+  const wallMs = seconds * 1000;
   return {
     rowsPerS: (answered * size.candidates) / seconds,
     seconds,
@@ -170,6 +203,9 @@ async function phase(
     cpuMsPerRequest: cpu.total / answered,
     mainCpuMsPerRequest: cpu.main / answered,
     modelCpuMsPerRequest: cpu.model / answered,
+    readerCpuMsPerRequest: reader / answered,
+    brokerCpuMsPerRequest: broker / answered,
+    cores: { worker: cpu.total / wallMs, broker: broker / wallMs, reader: reader / wallMs },
   };
 }
 
@@ -178,7 +214,9 @@ function phaseLine(name: string, p: PhaseResult, limit: number): string {
     `  ${name.padEnd(26)} ${Math.round(p.rowsPerS).toString().padStart(8)} rows/s  ` +
     `x${(p.rowsPerS / limit).toFixed(2)} raw  ${p.seconds.toFixed(1)} s  ` +
     `cpu ${p.cpuMsPerRequest.toFixed(2)} ms/request (main ${p.mainCpuMsPerRequest.toFixed(2)}, ` +
-    `model threads ${p.modelCpuMsPerRequest.toFixed(2)})  ` +
+    `model threads ${p.modelCpuMsPerRequest.toFixed(2)}; broker ${p.brokerCpuMsPerRequest.toFixed(2)}, ` +
+    `reader ${p.readerCpuMsPerRequest.toFixed(2)})  cores busy: worker ${p.cores.worker.toFixed(2)}, ` +
+    `broker ${p.cores.broker.toFixed(2)}, reader ${p.cores.reader.toFixed(2)}  ` +
     `lost ${p.lost}  duplicates ${p.duplicates}  errors ${p.errors}`
   );
 }
@@ -195,7 +233,10 @@ async function main(): Promise<void> {
   let worker: BatchScorerProcess | undefined;
   try {
     const results = new Results();
-    await topics.read(topics.output, results.add, 20);
+    // No offset commits: the reader never resumes from them, and on this machine each one costs
+    // the reader and the broker CPU the worker would otherwise have (an OffsetCommit per batch
+    // read, ~9,000 a run; README: bench:batch).
+    await topics.read(topics.output, results.add, 20, { autoCommit: false });
     // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the worker.
     const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
     worker = await BatchScorerProcess.start(topics.env(), { name: 'batch-scorer', nodeArgs });
@@ -266,6 +307,9 @@ async function main(): Promise<void> {
         small_cpu: small.cpuMsPerRequest,
         small_cpu_ratio: rawSmall / small.cpuMsPerRequest,
         live_cpu_ratio: rawLarge / live.cpuMsPerRequest,
+        broker_cpu: large.brokerCpuMsPerRequest,
+        reader_cpu: large.readerCpuMsPerRequest,
+        worker_cores: large.cores.worker,
       });
     }
 
@@ -291,6 +335,9 @@ async function main(): Promise<void> {
       worker_cpu_ms_per_small_request: fixed(log.median('small_cpu'), 3),
       small_cpu_ratio: fixed(log.median('small_cpu_ratio')),
       live_cpu_ratio: fixed(log.median('live_cpu_ratio')),
+      broker_cpu_ms_per_large_request: fixed(log.median('broker_cpu'), 2),
+      reader_cpu_ms_per_large_request: fixed(log.median('reader_cpu'), 2),
+      worker_cores_busy_large: fixed(log.median('worker_cores'), 2),
       lost: totals.lost,
       duplicates: totals.duplicates,
       errors: totals.errors,

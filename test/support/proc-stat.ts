@@ -84,3 +84,16 @@ export function mainThreadCpuMs(pid = process.pid): number {
     return NaN;
   }
 }
+
+/**
+ * Milliseconds of CPU of the whole process `pid` (utime + stime of /proc/<pid>/stat: every thread,
+ * ended ones included); NaN where /proc cannot tell (off Linux, a process gone).
+ */
+export function processCpuMs(pid = process.pid): number {
+  try {
+    const field = procStatFields(`/proc/${pid}/stat`);
+    return (Number(field(14)) + Number(field(15))) * 10;
+  } catch {
+    return NaN;
+  }
+}

@@ -110,11 +110,16 @@ export class RankTopics {
       });
   }
 
-  /** Reads `topic` from its beginning in a group of its own, until close(). */
+  /**
+   * Reads `topic` from its beginning in a group of its own, until close(). `autoCommit: false`
+   * (a benchmark's reader: it never resumes from its group's offsets) spares the reader and the
+   * broker an OffsetCommit after every batch.
+   */
   async read(
     topic: string,
     onRecord: (record: ReadRecord) => void,
     maxWaitTimeInMs = 100,
+    { autoCommit = true }: { autoCommit?: boolean } = {},
   ): Promise<Consumer> {
     const groupId = `${this.group}-reader-${this.groups.length}`;
     this.groups.push(groupId);
@@ -123,6 +128,7 @@ export class RankTopics {
     await reader.connect();
     await reader.subscribe({ topics: [topic], fromBeginning: true });
     await reader.run({
+      autoCommit,
       eachBatch: async ({ batch }) => {
         for (const message of batch.messages)
           onRecord({
