@@ -43,14 +43,31 @@ export async function scoreScene(
     const { model, output } = fusionInputs[v];
     columns[v] = results[model][output].data;
   }
-  const scores = scene.fusion.evaluate(columns, rows);
-  let named: Record<string, Float32Array> | undefined;
-  return {
-    scores,
-    get outputs() {
-      return (named ??= nameOutputs(scene.models, results));
-    },
-  };
+  return new ScoredScene(scene.fusion.evaluate(columns, rows), scene.models, results);
+}
+
+/**
+ * A scene's scores, its outputs named on first read. A class, not an object literal with a getter:
+ * each such literal's getter is a new closure, so V8 gives each object a hidden class of its own
+ * (kept in the old generation) whose descriptors hold the closure, and with it the whole context
+ * of the call that made it (the request's frame and rows, its feeds, the engine's results) stayed
+ * reachable from the old generation until the next mark-compact: every scavenge promoted the
+ * requests that had answered since the last. Measured on golden parts (512 fresh candidates
+ * scored 600 times): scavenges of 6-9 ms that kept ~3.3 MB each, against ~1-2 ms that keep nothing
+ * (README: Architecture).
+ */
+class ScoredScene implements SceneScores {
+  private named: Record<string, Float32Array> | undefined;
+
+  constructor(
+    readonly scores: Float32Array,
+    private readonly models: readonly SceneModel[],
+    private readonly results: readonly OutputTensors[],
+  ) {}
+
+  get outputs(): Record<string, Float32Array> {
+    return (this.named ??= nameOutputs(this.models, this.results));
+  }
 }
 
 /**
