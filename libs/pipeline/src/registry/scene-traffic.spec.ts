@@ -6,6 +6,7 @@ import { SceneNotReadyError } from '@app/common';
 import { Registry } from 'prom-client';
 import { PipelineConfig } from '../pipeline.config';
 import { InMemoryTrafficStore } from '../rollout/in-memory-traffic-store';
+import { TrafficStore } from '../rollout/traffic-store';
 import { RolloutMetrics } from '../rollout/rollout.metrics';
 import { ShadowMetrics } from '../rollout/shadow.metrics';
 import { SceneListing } from './scene-listing';
@@ -46,18 +47,22 @@ describe('SceneTrafficControl', () => {
     return { registry: registry as unknown as SceneRegistry, loaded, policyAsked };
   };
 
-  it('shows the override the traffic in force came from, not a newer one still being applied', async () => {
-    const { registry, loaded, policyAsked } = registryOf();
-    const store = new InMemoryTrafficStore();
+  /** The control under test, over `registry` and `store`, with metrics of its own. */
+  const controlOf = (registry: SceneRegistry, store: TrafficStore = new InMemoryTrafficStore()) => {
     const metrics = new Registry();
-    const config = Object.assign(new PipelineConfig(), { BUNDLES_DIR: root });
-    const control = new SceneTrafficControl(
+    return new SceneTrafficControl(
       registry,
       store,
       new RolloutMetrics(metrics),
       new ShadowMetrics(metrics),
-      config,
+      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
     );
+  };
+
+  it('shows the override the traffic in force came from, not a newer one still being applied', async () => {
+    const { registry, loaded, policyAsked } = registryOf();
+    const store = new InMemoryTrafficStore();
+    const control = controlOf(registry, store);
     await control.refresh('feed');
     expect(control.describe('feed')).toMatchObject({ traffic: { source: 'default' } });
     expect(control.describe('feed')!.override).toBeUndefined();
@@ -87,14 +92,7 @@ describe('SceneTrafficControl', () => {
     const { registry, loaded, policyAsked } = registryOf();
     mkdirSync(join(root, 'feed'), { recursive: true });
     writeFileSync(join(root, 'feed', 'traffic.yaml'), 'stable: v1\n');
-    const metrics = new Registry();
-    const control = new SceneTrafficControl(
-      registry,
-      new InMemoryTrafficStore(),
-      new RolloutMetrics(metrics),
-      new ShadowMetrics(metrics),
-      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
-    );
+    const control = controlOf(registry);
     control.onApplicationBootstrap();
     let settled = false;
     void control.whenApplied().then(() => (settled = true));
@@ -117,14 +115,7 @@ describe('SceneTrafficControl', () => {
     const store = new InMemoryTrafficStore();
     store.reload = () => new Promise<void>(() => undefined);
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const metrics = new Registry();
-    const control = new SceneTrafficControl(
-      registry,
-      store,
-      new RolloutMetrics(metrics),
-      new ShadowMetrics(metrics),
-      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
-    );
+    const control = controlOf(registry, store);
     const started = performance.now();
     control.onApplicationBootstrap();
     await control.whenApplied();
@@ -165,14 +156,7 @@ describe('SceneTrafficControl', () => {
       setPolicy: (scene: string) => (scene === 'news' ? (asked(), gate) : Promise.resolve()),
       announce: () => {},
     } as unknown as SceneRegistry;
-    const metrics = new Registry();
-    const control = new SceneTrafficControl(
-      registry,
-      new InMemoryTrafficStore(),
-      new RolloutMetrics(metrics),
-      new ShadowMetrics(metrics),
-      Object.assign(new PipelineConfig(), { BUNDLES_DIR: root }),
-    );
+    const control = controlOf(registry);
     control.onApplicationBootstrap();
     await control.whenApplied();
     expect(control.choose('feed', 'u1')).toBeUndefined();
