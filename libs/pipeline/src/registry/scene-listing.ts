@@ -54,3 +54,18 @@ export interface VersionPolicy {
   /** Versions to keep loaded and valid beside the stable one (canary, A/B arms, shadow). */
   keep?: readonly string[];
 }
+
+/** Every version with a complete folder or a load: what a traffic config may name. */
+export function nameableVersions(listing: Pick<SceneListing, 'versions'>): string[] {
+  return [
+    ...new Set(listing.versions.filter((v) => v.state !== 'incomplete').map((v) => v.version)),
+  ];
+}
+
+/** The newest version neither failed nor incomplete, else the stable one; null when none. */
+export function newestValidVersion(listing: SceneListing): string | null {
+  return (
+    listing.versions.find((v) => v.state !== 'failed' && v.state !== 'incomplete')?.version ??
+    listing.stable
+  );
+}

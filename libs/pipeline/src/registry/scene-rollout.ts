@@ -1,12 +1,28 @@
 import { Logger } from '@nestjs/common';
 import { describeDetails } from '@app/common';
-import { CanaryGuard, RollbackDecision } from '../rollout/canary-guard';
+import { CanaryGuard, GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
+import { ShadowSummary } from '../rollout/shadow.metrics';
 import { RolloutMetrics } from '../rollout/rollout.metrics';
 import { TrafficConfig, withoutCanary } from '../rollout/traffic-config';
 import { TrafficFile } from '../rollout/traffic-file';
 import { TrafficPlan } from '../rollout/traffic-plan';
 import { TrafficResolution } from '../rollout/traffic-resolution';
 import { TrafficOverride } from '../rollout/traffic-store';
+import { VersionPolicy } from './scene-listing';
+
+/** What the admin API shows of a scene's rollout. */
+export interface SceneTraffic {
+  scene: string;
+  /** The config in force, its source (override, file, default), revision and problems. */
+  traffic: TrafficResolution;
+  /** The override set, with who set it, when and why; absent when traffic.yaml or the default rules. */
+  override?: TrafficOverride;
+  /** traffic.yaml beside the version folders; absent when the scene has none. */
+  file?: { path: string; digest: string };
+  /** The canary's guard, or the last one that rolled a canary back. */
+  guard?: GuardSnapshot;
+  shadows: ShadowSummary[];
+}
 
 /**
  * One scene's rollout on this replica: the traffic resolution in force, the plan that chooses
@@ -22,7 +38,7 @@ export class SceneRollout {
   file?: TrafficFile;
   guard?: CanaryGuard;
   /** The VersionPolicy last asked of the registry, as JSON. */
-  policyKey?: string;
+  private policyKey = '{}';
   /** Traffic work on the scene runs one at a time. */
   tail: Promise<void> = Promise.resolve();
   /**
@@ -54,6 +70,24 @@ export class SceneRollout {
   }
 
   /**
+   * The VersionPolicy to ask of the registry for `plan` (from planFor): its stable pinned and its
+   * versions kept loaded, nothing pinned without a plan (the registry's newest valid version
+   * serves); undefined when it is the one asked last.
+   */
+  policyChange(
+    resolution: TrafficResolution,
+    plan: TrafficPlan | undefined,
+  ): VersionPolicy | undefined {
+    const policy: VersionPolicy = plan
+      ? { stable: resolution.config.stable, keep: [...plan.versions()].sort() }
+      : {};
+    const key = JSON.stringify(policy);
+    if (key === this.policyKey) return undefined;
+    this.policyKey = key;
+    return policy;
+  }
+
+  /**
    * Puts `resolution` and its plan (planFor) in force, without a canary rolled back here;
    * `override` is the override it was resolved from, shown with it until the next one.
    */
@@ -71,6 +105,22 @@ export class SceneRollout {
         ? new TrafficPlan(withoutCanary(resolution.config))
         : plan;
     this.watchCanary(resolution.config);
+  }
+
+  /** What the admin API shows, with the scene's `shadows`; undefined before a first resolution. */
+  view(shadows: ShadowSummary[]): SceneTraffic | undefined {
+    if (!this.resolution) return undefined;
+    // The override the traffic in force came from: the store may already hold a newer one that
+    // this replica has not applied yet (its versions still loading), and the two must agree.
+    const { override, file, guard } = this;
+    return {
+      scene: this.scene,
+      traffic: this.resolution,
+      ...(override && { override }),
+      ...(file && { file: { path: file.path, digest: file.digest } }),
+      ...(guard && { guard: guard.snapshot() }),
+      shadows,
+    };
   }
 
   /** Stops the guard's metrics (the scene is gone, or the app stops). */

@@ -13,19 +13,19 @@ import {
 } from '@app/common';
 import { join, resolve } from 'node:path';
 import { PipelineConfig } from '../pipeline.config';
-import { GuardSnapshot, RollbackDecision } from '../rollout/canary-guard';
+import { RollbackDecision } from '../rollout/canary-guard';
 import { RolloutMetrics } from '../rollout/rollout.metrics';
-import { ShadowMetrics, ShadowSummary } from '../rollout/shadow.metrics';
+import { ShadowMetrics } from '../rollout/shadow.metrics';
 import { withoutCanary } from '../rollout/traffic-config';
 import { TrafficInvalidError } from '../rollout/traffic-errors';
 import { loadTrafficFile } from '../rollout/traffic-file';
 import { TrafficChoice } from '../rollout/traffic-plan';
-import { resolveTraffic, TrafficResolution } from '../rollout/traffic-resolution';
-import { TrafficOverride, TrafficStore } from '../rollout/traffic-store';
+import { resolveTraffic } from '../rollout/traffic-resolution';
+import { TrafficStore } from '../rollout/traffic-store';
 import { RollbackWriter } from './rollback-writer';
 import { SceneRegistry } from './scene-registry';
-import { VersionListing } from './scene-listing';
-import { reportTraffic, SceneRollout } from './scene-rollout';
+import { nameableVersions, newestValidVersion } from './scene-listing';
+import { reportTraffic, SceneRollout, SceneTraffic } from './scene-rollout';
 
 /**
  * How long a scene's refresh waits for the traffic store (a Redis that may accept connections and
@@ -33,20 +33,6 @@ import { reportTraffic, SceneRollout } from './scene-rollout';
  * the refreshes (see `bootTrafficApplied`), and a scan's must not hang either.
  */
 export const TRAFFIC_STORE_READ_TIMEOUT_MS = 2000;
-
-/** What the admin API shows of a scene's rollout. */
-export interface SceneTraffic {
-  scene: string;
-  /** The config in force, its source (override, file, default), revision and problems. */
-  traffic: TrafficResolution;
-  /** The override set, with who set it, when and why; absent when traffic.yaml or the default rules. */
-  override?: TrafficOverride;
-  /** traffic.yaml beside the version folders; absent when the scene has none. */
-  file?: { path: string; digest: string };
-  /** The canary's guard, or the last one that rolled a canary back. */
-  guard?: GuardSnapshot;
-  shadows: ShadowSummary[];
-}
 
 export interface TrafficChangeOptions {
   by: string;
@@ -160,19 +146,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
   }
 
   describe(scene: string): SceneTraffic | undefined {
-    const state = this.scenes.get(scene);
-    if (!state?.resolution) return undefined;
-    // The override the traffic in force came from: the store may already hold a newer one that
-    // this replica has not applied yet (its versions still loading), and the two must agree.
-    const { override } = state;
-    return {
-      scene,
-      traffic: state.resolution,
-      ...(override && { override }),
-      ...(state.file && { file: { path: state.file.path, digest: state.file.digest } }),
-      ...(state.guard && { guard: state.guard.snapshot() }),
-      shadows: this.shadowMetrics.summaries(scene),
-    };
+    return this.scenes.get(scene)?.view(this.shadowMetrics.summaries(scene));
   }
 
   /**
@@ -181,7 +155,7 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
    * (422), TrafficConflictError (409), TrafficStoreUnavailableError (503), SceneNotFoundError.
    */
   async set(scene: string, raw: unknown, options: TrafficChangeOptions): Promise<SceneTraffic> {
-    const versions = this.versionsOf(this.listing(scene));
+    const versions = nameableVersions(this.listing(scene));
     const file = await loadTrafficFile(join(this.root, scene), versions);
     await this.store.set(scene, raw, {
       versions,
@@ -241,10 +215,8 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
       this.scenes.delete(scene);
       return;
     }
-    const versions = this.versionsOf(listing);
-    const newest =
-      listing.versions.find((v) => v.state !== 'failed' && v.state !== 'incomplete')?.version ??
-      listing.stable;
+    const versions = nameableVersions(listing);
+    const newest = newestValidVersion(listing);
     if (newest === null) {
       // Nothing can serve: the traffic of the version that comes next is applied before it serves.
       state.applied = false;
@@ -271,15 +243,9 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     // Without traffic.yaml or an override the registry's own rule serves (the newest valid
     // version, swapped as soon as it is loaded): no plan, nothing pinned.
     const plan = state.planFor(resolution);
-    const policy = plan
-      ? { stable: resolution.config.stable, keep: [...plan.versions()].sort() }
-      : {};
-    const policyKey = JSON.stringify(policy);
-    if (policyKey !== (state.policyKey ?? '{}')) {
-      state.policyKey = policyKey;
-      // The new versions load before the plan may choose them; the old plan serves meanwhile.
-      await this.registry.setPolicy(scene, policy);
-    }
+    const policy = state.policyChange(resolution, plan);
+    // The new versions load before the plan may choose them; the old plan serves meanwhile.
+    if (policy) await this.registry.setPolicy(scene, policy);
     state.take(resolution, plan, override?.override);
     state.applied = true;
   }
@@ -298,13 +264,6 @@ export class SceneTrafficControl implements OnApplicationBootstrap, OnApplicatio
     const listing = this.registry.describe(scene);
     if (!listing) throw new SceneNotFoundError(scene);
     return listing;
-  }
-
-  /** Every version with a complete folder or a load: what a traffic config may name. */
-  private versionsOf(listing: { versions: VersionListing[] }): string[] {
-    return [
-      ...new Set(listing.versions.filter((v) => v.state !== 'incomplete').map((v) => v.version)),
-    ];
   }
 
   private stateOf(scene: string): SceneRollout {
