@@ -76,13 +76,7 @@ export function modelThreadsCpuMs(
 
 /** Milliseconds of CPU of the process's main thread: utime + stime of /proc/<pid>/task/<pid>. */
 export function mainThreadCpuMs(pid = process.pid): number {
-  try {
-    const field = procStatFields(`/proc/${pid}/task/${pid}/stat`);
-    // utime and stime, in clock ticks (100 per second on Linux).
-    return (Number(field(14)) + Number(field(15))) * 10;
-  } catch {
-    return NaN;
-  }
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /**
@@ -90,8 +84,13 @@ export function mainThreadCpuMs(pid = process.pid): number {
  * ended ones included); NaN where /proc cannot tell (off Linux, a process gone).
  */
 export function processCpuMs(pid = process.pid): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a proc(5) stat file in ms (clock ticks, 100 per second on Linux); NaN unread. */
+function statCpuMs(path: string): number {
   try {
-    const field = procStatFields(`/proc/${pid}/stat`);
+    const field = procStatFields(path);
     return (Number(field(14)) + Number(field(15))) * 10;
   } catch {
     return NaN;
