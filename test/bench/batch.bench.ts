@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     // JIT, GC, item rows and the consumer's fetch sizes settle before anything is measured: a
     // whole phase of each size, as a backlog and live. With a quarter of a phase, live, the first
     // round's worker took ~8% more CPU a request than the later ones (V8's helper threads
-    // 0.71 ms a request against 0.27-0.37: still compiling), README: bench:batch.
+    // 0.71 ms a request against 0.27-0.37: still compiling; test/bench/RESULTS.md, bench:batch).
     for (const backlog of [true, false]) {
       await phase(topics, results, `warm-large-${backlog}`, LARGE, worker, { backlog });
       await phase(topics, results, `warm-small-${backlog}`, SMALL, worker, { backlog });

@@ -45,7 +45,8 @@ describe('POST /v1/scenes/:scene/rank (ranker app over HTTP, example bundle, in-
 
   it("empties the fetch's per-row lists once the request has answered (see RankService)", async () => {
     // What the store handed out for this request: the rank path drops its lists as it answers,
-    // so the garbage collector finds them dead at the next scavenge (README: bench:rank).
+    // so the garbage collector finds them dead at the next scavenge (test/bench/RESULTS.md:
+    // bench:rank).
     const store = ranker.app.get(FeatureStore);
     const fetched: FeatureFetch[] = [];
     const fetch = store.fetch.bind(store);

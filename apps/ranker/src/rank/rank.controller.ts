@@ -16,7 +16,8 @@ export class RankController {
   // No response schema on purpose: Fastify then writes the answer with JSON.stringify, which on
   // real answers (100 distinct float scores) took half the time and garbage of a compiled
   // fast-json-stringify (27-30 against 62-72 µs with the UTF-8 encoding; its per-number
-  // string concatenation only wins when V8's number-string cache hits). See README, bench:rank.
+  // string concatenation only wins when V8's number-string cache hits). See
+  // test/bench/RESULTS.md, bench:rank.
   @ApiParam({ name: 'scene', example: 'feed' })
   @ApiBody({ type: RankRequest })
   @ApiOkResponse({ type: RankResultBody })

@@ -13,8 +13,9 @@ import { setFlagsFromString } from 'node:v8';
  *   mark-compact every ~1.5 s (~170 ms of concurrent marking each); twice the live size leaves
  *   room for minutes of it.
  * Together with the rank path dropping its per-row lists as a request ends (RankService), GC took
- * ~0.6 ms of CPU per 3,000-candidate request instead of 2.1-2.3 (README: bench:rank, 2026-12-04
- * evening). Either flag alone did not help. Call it once, at the start of a serving process.
+ * ~0.6 ms of CPU per 3,000-candidate request instead of 2.1-2.3 (test/bench/RESULTS.md:
+ * bench:rank, 2026-12-04 evening). Either flag alone did not help. Call it once, at the start of
+ * a serving process.
  */
 export const GC_TUNING_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=100'];
 

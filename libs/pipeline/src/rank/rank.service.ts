@@ -206,7 +206,7 @@ export class RankService {
  * answered were still found alive by the next scavenges, the young id strings with them, and
  * promoted (~150 kB a 3,000-candidate request); emptied, a scavenge finds only the requests in
  * flight, and with tuneGarbageCollector's flags GC took ~0.6 ms of CPU per such request instead
- * of 2.1-2.3 (README: bench:rank, 2026-12-04 evening).
+ * of 2.1-2.3 (test/bench/RESULTS.md: bench:rank, 2026-12-04 evening).
  */
 function dropRowLists(itemIds: string[], fetched: FeatureFetch): void {
   itemIds.length = 0;
