@@ -34,11 +34,12 @@ export interface ProbeReading extends GcPauses {
    */
   mainThreadCpuMs: number | null;
   /**
-   * CPU time of the threads at another nice value than the main thread's since the mark, ms (10
-   * ms ticks): the model threads, which lower theirs to SCORING_WORKER_NICE (10 by default) as
-   * they start, and the onnxruntime threads they start. Null off Linux, and when no thread runs at
-   * another nice (SCORING_WORKER_NICE=0: the model threads cannot be told apart). A thread that
-   * ended since the mark is not counted.
+   * CPU time of the threads at the lowest nice value above the main thread's since the mark, ms
+   * (10 ms ticks): the model threads, which lower theirs to SCORING_WORKER_NICE (10 by default)
+   * as they start, and the onnxruntime threads they start; the helper threads the engine lowers
+   * one step further (lowerHelperThreads) are not counted here. Null off Linux, and when no thread
+   * runs above the main thread's nice (SCORING_WORKER_NICE=0: the model threads cannot be told
+   * apart). A thread that ended since the mark is not counted.
    */
   modelThreadsCpuMs: number | null;
 }

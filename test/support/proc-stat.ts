@@ -41,9 +41,10 @@ export function threadMark(
 
 /**
  * CPU time of `pid` since `mark` (threadMark's reading then), from one reading of /proc: every
- * thread's (`total`), the main thread's (`main`), and the model threads' (`model`: those at
- * another nice value than the main thread; NaN when there is none). A thread started since counts
- * from 0. All NaN without a mark, or off Linux.
+ * thread's (`total`), the main thread's (`main`), and the model threads' (`model`: those at the
+ * lowest nice value above the main thread's, SCORING_WORKER_NICE; the helper threads the engine
+ * lowers one step further, V8's and libuv's, are not among them; NaN when no thread runs above the
+ * main thread's nice). A thread started since counts from 0. All NaN without a mark, or off Linux.
  */
 export function threadCpuSince(
   mark: Map<number, { cpuMs: number }> | undefined,
@@ -51,19 +52,18 @@ export function threadCpuSince(
 ): { total: number; main: number; model: number } {
   const now = mark === undefined ? undefined : threadMark(pid);
   if (mark === undefined || now === undefined) return { total: NaN, main: NaN, model: NaN };
-  const mainNice = now.get(pid)?.nice;
+  const mainNice = now.get(pid)?.nice ?? 0;
+  let modelNice = Infinity;
+  for (const { nice } of now.values()) if (nice > mainNice && nice < modelNice) modelNice = nice;
   let total = 0;
   let model = 0;
-  let found = false;
   for (const [tid, { cpuMs, nice }] of now) {
     const spent = cpuMs - (mark.get(tid)?.cpuMs ?? 0);
     total += spent;
-    if (tid === pid || nice === mainNice) continue;
-    found = true;
-    model += spent;
+    if (tid !== pid && nice === modelNice) model += spent;
   }
   const main = (now.get(pid)?.cpuMs ?? NaN) - (mark.get(pid)?.cpuMs ?? NaN);
-  return { total, main, model: found ? model : NaN };
+  return { total, main, model: modelNice === Infinity ? NaN : model };
 }
 
 /** The model threads' share of threadCpuSince. */

@@ -24,3 +24,4 @@ export * from './kafka/renewing-producer';
 export * from './async/wakeable-sleeps';
 export * from './runtime/fast-string-prototype';
 export * from './runtime/gc-tuning';
+export * from './runtime/helper-threads';

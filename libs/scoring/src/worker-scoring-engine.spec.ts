@@ -26,7 +26,7 @@ import { procStatFields } from '../../../test/support/proc-stat';
 import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
 import { InputFeeds, OutputTensors } from './tensor-types';
-import { WorkerScoringEngine } from './worker-scoring-engine';
+import { helperNice, WorkerScoringEngine } from './worker-scoring-engine';
 import { CoreBudget } from './worker/core-budget';
 import { InstancePool } from './worker/instance-pool';
 import { ThreadReserve } from './worker/thread-reserve';
@@ -298,7 +298,7 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
   });
 
   describe('thread priority', () => {
-    it('runs each worker thread at SCORING_WORKER_NICE and leaves the event-loop thread as it was', async () => {
+    it('runs each worker thread at SCORING_WORKER_NICE, every other helper below it, and leaves the event-loop thread as it was', async () => {
       const before = threadNices().get(process.pid);
       const niced = new WorkerScoringEngine(
         Object.assign(new ScoringConfig(), { SCORING_WORKER_NICE: 7 }),
@@ -307,8 +307,12 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
         await niced.load({ id: 'niced', file: MODEL, instances: 2 });
         const nices = threadNices();
         expect(nices.get(process.pid)).toBe(before);
-        // Each worker, and any thread onnxruntime started for its session, is at 7.
+        // Each worker, and any thread onnxruntime started for its session, is at 7; the process's
+        // helper threads (V8's platform threads, libuv's pool) below them (at 8, or where an
+        // earlier engine of this process put them), none above.
         expect([...nices.values()].filter((n) => n === 7).length).toBeGreaterThanOrEqual(2);
+        expect([...nices.values()].filter((n) => n > 7).length).toBeGreaterThanOrEqual(1);
+        expect([...nices.entries()].filter(([tid, n]) => tid !== process.pid && n < 7)).toEqual([]);
         expect(await bounded(niced.score('niced', ctrFeeds(5, 3)), 'score')).toBeDefined();
       } finally {
         await niced.onApplicationShutdown();
@@ -852,5 +856,14 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(pool.budget.inUse).toBe(0);
       expect(engine.pool('neighbour')!.budget.inUse).toBe(0);
     });
+  });
+});
+
+describe('helperNice', () => {
+  it("puts the process's helper threads one step below the model threads, within Linux's range", () => {
+    expect(helperNice(10)).toBe(11);
+    expect(helperNice(19)).toBe(19);
+    // SCORING_WORKER_NICE 0: the model threads run at the event loop's nice, nothing is lowered.
+    expect(helperNice(0)).toBe(0);
   });
 });

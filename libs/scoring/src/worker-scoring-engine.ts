@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { countNonFinite, QueueDepth } from '@app/common';
+import { countNonFinite, lowerHelperThreads, QueueDepth } from '@app/common';
 import { DynamicBatcher } from './batching/dynamic-batcher';
 import { TensorBufferPool } from './batching/tensor-buffer-pool';
 import { checkFeeds } from './model-input-check';
@@ -52,6 +52,11 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
   }
 
   async load(options: ModelLoadOptions): Promise<LoadedModelInfo> {
+    // Before the load's own work: the threads it wakes (V8 compiling and marking for the new
+    // version, libuv reading its files, the bundle reader thread) go below the serving model
+    // threads, never above them. Threads started since the last load are caught here.
+    const workerNice = this.config.SCORING_WORKER_NICE;
+    lowerHelperThreads(helperNice(workerNice), workerNice);
     const full = resolveModelOptions(options, this.config.SCORING_DEFAULT_INSTANCES);
     const labels = full.labels;
     const pool = new InstancePool(
@@ -185,4 +190,14 @@ function emptyOutputs(metadata: ModelMetadata): OutputTensors {
     outputs[name] = { data: new Float32Array(0), dims: [0, ...tail] };
   }
   return outputs;
+}
+
+/**
+ * The nice value of the process's helper threads (see lowerHelperThreads): one below the model
+ * threads' priority, so that they never take a core from a serving model thread, and the model
+ * threads stay the ones at SCORING_WORKER_NICE exactly (the benchmarks tell them apart by it).
+ * None with SCORING_WORKER_NICE 0: then nothing is lowered.
+ */
+export function helperNice(workerNice: number): number {
+  return workerNice <= 0 ? 0 : Math.min(19, workerNice + 1);
 }
