@@ -10,10 +10,11 @@ import { setPriority } from 'node:os';
  *
  * Why: on Linux a nice value belongs to a thread, and a thread starts at its creator's, so these
  * helpers run at the event loop's nice 0, above model threads at SCORING_WORKER_NICE. When a
- * bundle version loads beside traffic, V8 compiles and marks for it on all its platform threads
- * at once: on two cores the serving model threads then waited up to 36 ms for a core (`perf
- * sched`), and the requests of a swap window waited with them (README: bench:swap). Raising a
- * nice value needs no privilege. Call it from the event-loop thread.
+ * bundle version loads beside traffic, V8's background work for it (compilation, garbage
+ * collection) runs on all its platform threads at once: on two cores a serving model thread then
+ * waited up to 36 ms for a core (`perf sched`), and the requests of a swap window waited with it
+ * (README: bench:swap). Raising a nice value needs no privilege. Call it from the event-loop
+ * thread.
  */
 export function lowerHelperThreads(nice: number, below = nice, tasks = '/proc/self/task'): number {
   if (nice <= 0) return 0;
