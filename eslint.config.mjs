@@ -77,7 +77,8 @@ function restrict(
   return { files, rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
 
-const TESTS = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
+/** Specs, and the programs a spec runs in a process of its own (`*.spec-child.ts`). */
+const TESTS = ['**/*.spec.ts', '**/*.spec-child.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
 const forbiddenFor = (lib) =>
   LIBS.filter((other) => other !== lib && !LIB_DEPS[lib].includes(other));
 /** Each area twice: its sources, then its specs (which may also use testing entries). */

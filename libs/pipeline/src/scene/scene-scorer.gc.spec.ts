@@ -2,76 +2,42 @@
  * What a scored request leaves behind for the garbage collector, on the real engine: once the
  * caller drops scoreScene's answer, a scavenge (V8's young-generation collection) frees the
  * request, nothing of it is promoted to the old generation to wait for a mark-compact.
+ *
+ * Measured in a process of its own (scene-scorer.gc.spec-child.ts): the old generation's growth
+ * counts whatever the whole process promotes meanwhile, and this Jest process runs every suite in
+ * band, some of which leave work behind them. In whole `npm test` runs this same measurement,
+ * taken in the Jest process, read 13-32 kB a request where alone it reads 4-10 kB.
  */
-import 'reflect-metadata';
-import { smallWorkerEngine, WorkerScoringEngine } from '@app/scoring/testing';
-import { Logger } from '@nestjs/common';
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import { goldenFrame } from './golden-check';
-import { Scene } from './scene';
-import { loadBundle } from './scene-loader';
-import { scoreScene } from './scene-scorer';
 
-const EXAMPLE = resolve(__dirname, '../../../../models/feed/v1');
+const repoRoot = resolve(__dirname, '../../../..');
 
 describe('scoreScene and the garbage collector (real engine)', () => {
-  let engine: WorkerScoringEngine;
-  let scene: Scene;
-  let gc: (options?: { type: 'minor' | 'major' }) => void;
-
-  beforeAll(async () => {
-    Logger.overrideLogger(['error']);
-    setFlagsFromString('--expose-gc');
-    gc = runInNewContext('gc');
-    engine = smallWorkerEngine();
-    scene = await loadBundle(EXAMPLE, engine, { golden: false });
-  });
-
-  afterAll(() => engine.onApplicationShutdown());
-
-  it('an answer dropped is freed by scavenges: a request of 512 fresh candidates promotes almost nothing', async () => {
-    const base = JSON.parse((await readFile(join(EXAMPLE, 'golden.jsonl'), 'utf8')).split('\n')[0]);
-    const request = () => ({
-      user: base.user,
-      context: base.context,
-      candidates: Array.from({ length: 512 }, (_, c) => ({
-        id: `c${c}`,
-        features: { ...base.candidates[c % base.candidates.length].features, price: c / 10 },
-      })),
-    });
-    const oldSpace = () =>
-      getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')!.space_used_size;
-    // Scores `n` requests, each answer dropped, with two scavenges after each: whatever is still
-    // reachable then goes through both halves of the young generation and is promoted.
-    const score = async (n: number) => {
-      let rows = 0;
-      for (let i = 0; i < n; i++) {
-        rows += (await scoreScene(scene, engine, goldenFrame(request()))).scores.length;
-        gc({ type: 'minor' });
-        gc({ type: 'minor' });
-      }
-      return rows;
+  it('an answer dropped is freed by scavenges: a request of 512 fresh candidates promotes almost nothing', () => {
+    const out = execFileSync(
+      process.execPath,
+      ['--expose-gc', '-r', '@swc-node/register', join(__dirname, 'scene-scorer.gc.spec-child.ts')],
+      { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 },
+    );
+    const { rows, perRequest, withMarkCompact } = JSON.parse(out.trim().split('\n').pop()!) as {
+      rows: number[];
+      perRequest: number[];
+      withMarkCompact: number;
     };
-    // Warm: the code is compiled and what the engine keeps (pooled buffers) is in place.
-    await score(50);
-    gc({ type: 'major' });
-    // The slope over the second hundred: what a request leaves in the old generation, without
-    // the one-time promotions (code metadata, pools) of the first. A full collection before it
-    // ends any concurrent marking under way: objects promoted while one runs stay counted as live
-    // until the next (in a whole `npm test` run, with the process's helper threads below the
-    // model threads since the engine lowers them, marking of the large test heap still running
-    // from earlier suites read 32 kB a request once; the hundred alone reads ~5 kB).
-    expect(await score(100)).toBe(51_200);
-    gc({ type: 'major' });
-    const middle = oldSpace();
-    expect(await score(100)).toBe(51_200);
-    const perRequest = (oldSpace() - middle) / 100;
-    // A request's frame holds ~100 kB of rows. Kept alive by a hidden class of its own (an object
-    // literal with a getter, until 2026-12-04), each grew the old generation by ~100-130 kB; freed
-    // young, by a few kB.
-    expect(perRequest).toBeLessThan(30 * 1024);
-  });
+    for (const scored of rows) expect(scored).toBe(51_200);
+    // The old generation's growth a request, over each of three hundreds after a warm-up (the
+    // one-time promotions of the first requests, code metadata and pools, are not counted) in which
+    // V8 ran no mark-compact of its own. A request's frame holds ~100 kB of rows. Kept alive by a
+    // hidden class of its own (an object literal with a getter, until 2026-12-04), each grew the
+    // old generation by ~100-110 kB in every hundred; freed young, by 4-10 kB. The median of the
+    // three: one hundred during which the process does something else of its own does not decide.
+    const median = [...perRequest].sort((a, b) => a - b)[1];
+    // (What was measured shows in a failure.)
+    expect({ perRequest, withMarkCompact, median: median < 30 * 1024 }).toEqual({
+      perRequest: [expect.any(Number), expect.any(Number), expect.any(Number)],
+      withMarkCompact,
+      median: true,
+    });
+  }, 150_000);
 });
