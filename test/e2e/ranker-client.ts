@@ -15,7 +15,14 @@ export class RankerClient {
     readonly baseUrl: string,
   ) {}
 
+  /**
+   * `env` is set while the app is built. The HTTP server closes at once when the spec closes it
+   * (`HTTP_CLOSE_GRACE_MS` 0, unless `env` says otherwise): the grace is for callers still sending
+   * on kept-alive connections, which a spec has not at its end (the grace itself is tested in
+   * draining-fastify-adapter.spec.ts and shutdown.e2e-spec.ts).
+   */
   static async start(env: Record<string, string> = {}): Promise<RankerClient> {
+    env = { HTTP_CLOSE_GRACE_MS: '0', ...env };
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     Object.assign(process.env, env);
     try {

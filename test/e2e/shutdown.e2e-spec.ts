@@ -5,10 +5,14 @@
  * released), the answers after the signal carry `connection: close`, and the process exits by
  * itself (it does not wait for idle keep-alive connections), logging no error.
  *
- * A request the client sent just before the signal may reach the server's request hooks just after
- * it (its bytes still on the way, or read in the loop turn after the signal's): the server refuses
- * it with the shutdown's own 503 and `connection: close`, which a client retries elsewhere. Such a
- * refusal is told apart from a failure by exactly that answer; any other non-200 fails the test.
+ * A request the client sent just before the signal on a kept-alive connection may still sit unread
+ * in the server's socket buffer when the signal is handled (the event loop busy with another
+ * request's work). For `HTTP_CLOSE_GRACE_MS` after the signal the server goes on reading such
+ * connections and answers it; closing them at once reset it (ECONNRESET, in about one run in ten
+ * before the grace). Should one reach the server after its close, on a connection still busy with
+ * another request, the server refuses it with the shutdown's own 503 and `connection: close`,
+ * which a client retries elsewhere. Such a refusal is told apart from a failure by exactly that
+ * answer; any other non-200 fails the test.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';

@@ -26,15 +26,18 @@ export async function createRankerApp(
   restoreFastStringPrototype();
   // The adapter and the module's shape exist before the module, so these settings are read here
   // with the same loader.
-  const { BODY_LIMIT_BYTES } = loadEnvConfig(RankerConfig);
+  const { BODY_LIMIT_BYTES, HTTP_CLOSE_GRACE_MS } = loadEnvConfig(RankerConfig);
   const admin = loadEnvConfig(AdminConfig);
-  const adapter = new DrainingFastifyAdapter({
-    bodyLimit: BODY_LIMIT_BYTES,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
-    frameworkErrors: sendFrameworkError,
-    clientErrorHandler: sendClientError,
-  });
+  const adapter = new DrainingFastifyAdapter(
+    {
+      bodyLimit: BODY_LIMIT_BYTES,
+      requestIdHeader: 'x-request-id',
+      genReqId: () => randomUUID(),
+      frameworkErrors: sendFrameworkError,
+      clientErrorHandler: sendClientError,
+    },
+    HTTP_CLOSE_GRACE_MS,
+  );
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (adapter.draining) reply.header('connection', 'close');

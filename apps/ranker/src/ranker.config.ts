@@ -13,4 +13,13 @@ export class RankerConfig {
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+
+  /**
+   * On SIGTERM, how long the HTTP server keeps reading its kept-alive connections before it
+   * closes the idle ones: a request already sent on one is answered, not reset.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(30_000)
+  HTTP_CLOSE_GRACE_MS = 1000;
 }
