@@ -38,6 +38,8 @@ const SECONDS = secondsFromEnv('BENCH_SECONDS', 10);
 const ROUNDS = roundsFromEnv();
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 250);
+/** BENCH_TRACE=<file>: write the trace (writeTrace); the admin API is then also polled through each window. */
+const TRACE = process.env.BENCH_TRACE || undefined;
 const CANDIDATES = 100;
 const TOKEN = `bench-swap-${process.pid}-${Date.now()}-token`;
 const TARGET_RATIO = 1.5;
@@ -75,6 +77,11 @@ interface SwapWindow {
   to: number;
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
+  /**
+   * With BENCH_TRACE only: the versions' states as the admin API listed them through the window
+   * (polled every 5 ms), each change with the performance.now() of the poll that saw it.
+   */
+  states: { at: number; versions: string }[];
 }
 
 const VERSION = /"version":"([^"]*)"/;
@@ -185,6 +192,18 @@ async function swap(
   await ranker.probe('mark');
   await change();
   const changedAt = performance.now();
+  const states: SwapWindow['states'] = [];
+  let watching = TRACE !== undefined;
+  const watcher = (async () => {
+    while (watching) {
+      const at = performance.now();
+      const versions = (await adminVersions(ranker))
+        .map((r) => `${r.version}:${r.state}`)
+        .join(' ');
+      if (states.at(-1)?.versions !== versions) states.push({ at, versions });
+      await sleep(5);
+    }
+  })();
   const servingAt = await load.firstAnswer(to, changedAt);
   // Released: no load of `from` is draining or serving any more.
   for (const end = Date.now() + 120_000; ; await sleep(20)) {
@@ -193,6 +212,8 @@ async function swap(
     if (Date.now() > end) throw new Error(`${from} was never released: ${JSON.stringify(rows)}`);
   }
   const to_ = performance.now();
+  watching = false;
+  await watcher;
   const inside = await ranker.probe('read');
   return {
     name,
@@ -201,10 +222,14 @@ async function swap(
     to: to_,
     eventLoopP99Ms: inside.loopP99Ms,
     eventLoopMaxMs: inside.loopMaxMs,
+    states,
   };
 }
 
-/** BENCH_TRACE=<file>: every request (ms from the first) and each window, as CSV, to plot. */
+/**
+ * BENCH_TRACE=<file>: every request (ms from the first), each window, and the versions' states
+ * the admin API listed in it (a row per change, `version:state` pairs space-separated), as CSV.
+ */
 async function writeTrace(file: string, sent: readonly Sent[], windows: SwapWindow[]) {
   const t0 = sent[0]?.due ?? 0;
   const ms = (t: number) => (t - t0).toFixed(1);
@@ -213,7 +238,10 @@ async function writeTrace(file: string, sent: readonly Sent[], windows: SwapWind
     lines.push(
       `request,${ms(s.due)},${ms(s.end)},${(s.end - s.due).toFixed(1)},${s.status},${s.version ?? ''}`,
     );
-  for (const w of windows) lines.push(`swap,${ms(w.from)},${ms(w.to)},,,${w.name}`);
+  for (const w of windows) {
+    lines.push(`swap,${ms(w.from)},${ms(w.to)},,,${w.name}`);
+    for (const { at, versions } of w.states) lines.push(`state,${ms(at)},,,,${versions}`);
+  }
   await writeFile(file, `${lines.join('\n')}\n`);
   console.log(`trace: ${file}`);
 }
@@ -296,7 +324,7 @@ async function main(): Promise<void> {
     }
     await sleep(SECONDS * 1000);
     await load.stop();
-    if (process.env.BENCH_TRACE) await writeTrace(process.env.BENCH_TRACE, load.sent, windows);
+    if (TRACE) await writeTrace(TRACE, load.sent, windows);
 
     const inside = (w: SwapWindow) => load.sent.filter((s) => s.end >= w.from && s.due <= w.to);
     const inWindow = (s: Sent) => windows.some((w) => s.end >= w.from && s.due <= w.to);
