@@ -10,6 +10,7 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { connect, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DrainingFastifyAdapter } from './draining-fastify-adapter';
 
 @Controller()
@@ -76,6 +77,20 @@ describe('DrainingFastifyAdapter at shutdown', () => {
     await app.close();
     expect(Date.now() - began).toBeGreaterThanOrEqual(290);
     expect(await ended).toEqual({ text: '' });
+  });
+
+  it('closes at once when no connection is open', async () => {
+    const { app, socket } = await start(5000);
+    socket.destroy();
+    // Until the server has seen the client go (its callback comes in a tick: wait a turn too).
+    for (let open = 1; open > 0; await sleep(5)) {
+      open = await new Promise<number>((done) =>
+        app.getHttpServer().getConnections((_error, count) => done(count)),
+      );
+    }
+    const began = Date.now();
+    await app.close();
+    expect(Date.now() - began).toBeLessThan(1000);
   });
 
   it('with no grace, the request is reset: the race this adapter closes', async () => {

@@ -1,5 +1,6 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -8,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * and the HTTP server's close (which waits for every connection) would wait for the keep-alive
  * timeout instead of for the in-flight requests alone.
  *
- * The server itself closes `idleGraceMs` after the shutdown began, not at once. Closing destroys
+ * The server itself closes `idleGraceMs` after the shutdown began, not at once (at once when no
+ * connection is open). Closing destroys
  * every connection that is idle as far as the server has read, and a request its client had
  * already sent on a kept-alive connection may still sit unread in the socket's buffer (the event
  * loop busy with another request's work when the signal came): destroying the socket then resets
@@ -38,7 +40,14 @@ export class DrainingFastifyAdapter extends FastifyAdapter {
   override async close(): Promise<void> {
     this.drainingSince ??= Date.now();
     const left = this.drainingSince + this.idleGraceMs - Date.now();
-    if (left > 0) await sleep(left);
+    // With no connection open there is nothing to read: no need to wait.
+    if (left > 0 && (await this.connectionCount()) > 0) await sleep(left);
     return super.close();
+  }
+
+  private connectionCount(): Promise<number> {
+    const server = this.getHttpServer() as Server | undefined;
+    if (!server) return Promise.resolve(0);
+    return new Promise((done) => server.getConnections((error, count) => done(error ? 1 : count)));
   }
 }
