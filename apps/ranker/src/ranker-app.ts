@@ -40,7 +40,6 @@ export async function createRankerApp(
   );
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (adapter.draining) reply.header('connection', 'close');
   });
   // JSON is the only body the API takes: Nest's own parsers (one of them for form bodies) stay
   // off, and Fastify's JSON parser is the only one left. The /admin page's HTML forms are the

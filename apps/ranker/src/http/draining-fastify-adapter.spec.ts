@@ -42,9 +42,6 @@ const firstResponse = (socket: Socket) =>
 
 async function start(idleGraceMs: number) {
   const adapter = new DrainingFastifyAdapter({}, idleGraceMs);
-  adapter.getInstance().addHook('onSend', async (_request, reply) => {
-    if (adapter.draining) reply.header('connection', 'close');
-  });
   const app = await NestFactory.create<NestFastifyApplication>(PingModule, adapter, {
     logger: false,
   });

@@ -10,13 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * timeout instead of for the in-flight requests alone.
  *
  * The server itself closes `idleGraceMs` after the shutdown began, not at once (at once when no
- * connection is open). Closing destroys
- * every connection that is idle as far as the server has read, and a request its client had
- * already sent on a kept-alive connection may still sit unread in the socket's buffer (the event
- * loop busy with another request's work when the signal came): destroying the socket then resets
- * the client's request (ECONNRESET), where a client hears nothing it can act on. During the grace
- * such a request is read and answered, with `connection: close`; once the server closes, requests
- * that reach it are answered 503 (Fastify's `return503OnClosing`).
+ * connection is open). Closing destroys every connection that is idle as far as the server has
+ * read, and a request its client had already sent on a kept-alive connection may still sit unread
+ * in the socket's buffer (the event loop busy with another request's work when the signal came):
+ * destroying the socket then resets the client's request (ECONNRESET), where a client hears
+ * nothing it can act on. During the grace such a request is read and answered, with
+ * `connection: close`; once the server closes, requests that reach it are answered 503 (Fastify's
+ * `return503OnClosing`).
  */
 export class DrainingFastifyAdapter extends FastifyAdapter {
   private drainingSince: number | undefined;
@@ -26,6 +26,9 @@ export class DrainingFastifyAdapter extends FastifyAdapter {
     private readonly idleGraceMs: number,
   ) {
     super(options);
+    this.getInstance().addHook('onSend', async (_request, reply) => {
+      if (this.draining) reply.header('connection', 'close');
+    });
   }
 
   get draining(): boolean {
