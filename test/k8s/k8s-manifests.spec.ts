@@ -4,6 +4,7 @@ import type { IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import type { IContainer, IService } from 'kubernetes-models/v1';
+import { scriptNodeFlags } from '../support/node-flags';
 import { AppConfig } from './app-config';
 import { imageLayout, inImage } from './image-layout';
 import { KubeObject, loadManifests, repoFile } from './manifest-files';
@@ -33,11 +34,28 @@ const LISTEN_PORT: Record<string, string> = {
   'batch-scorer': 'BATCH_METRICS_PORT',
 };
 
-/** The app a container runs: `node dist/apps/<app>/src/main.js`, given or the image's default. */
-function appOf(container: IContainer): string {
+/** The npm script that starts each app outside Kubernetes. */
+const START_SCRIPT: Record<string, string> = {
+  ranker: 'start',
+  'batch-scorer': 'start:batch-scorer',
+};
+
+/**
+ * A container's command (given or the image's default): `node [--options] <script>`, split into
+ * the options and the script.
+ */
+function nodeCommandOf(container: IContainer): { flags: string[]; script: string } {
   const command = [...(container.command ?? layout.cmd), ...(container.args ?? [])];
-  const app = /^dist\/apps\/([^/]+)\/src\/main\.js$/.exec(command[1] ?? '')?.[1];
-  if (command[0] !== 'node' || !app) throw new Error(`not an app's entry point: ${command}`);
+  const at = command.findIndex((word, i) => i > 0 && !word.startsWith('--'));
+  if (command[0] !== 'node' || at < 0) throw new Error(`not a node command: ${command}`);
+  return { flags: command.slice(1, at), script: command[at] };
+}
+
+/** The app a container runs: `node [--options] dist/apps/<app>/src/main.js`. */
+function appOf(container: IContainer): string {
+  const { script } = nodeCommandOf(container);
+  const app = /^dist\/apps\/([^/]+)\/src\/main\.js$/.exec(script)?.[1];
+  if (!app) throw new Error(`not an app's entry point: ${script}`);
   return app;
 }
 
@@ -88,8 +106,14 @@ describe('k8s/ manifests', () => {
       expect(packageJson.scripts.build.split('&&').map((s) => s.trim())).toContain(
         `nest build ${app}`,
       );
-      const script = (container.command ?? layout.cmd)[1];
+      const { script } = nodeCommandOf(container);
       expect(inImage(layout, posix.resolve(layout.workdir, script))).toBe(true);
+    });
+
+    it('runs its app with the node options of its npm start script', () => {
+      const app = appOf(container);
+      expect(START_SCRIPT[app]).toBeDefined();
+      expect(nodeCommandOf(container).flags).toEqual(scriptNodeFlags(START_SCRIPT[app]));
     });
 
     it('probes ports it declares, and the image exposes them', () => {

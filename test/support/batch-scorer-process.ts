@@ -8,9 +8,12 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './free-port';
 import { fetchMetricSum } from './metrics-text';
+import { scriptNodeFlags } from './node-flags';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const LOG_KEPT = 200_000;
+/** The node options `npm run start:batch-scorer` (and k8s/batch-scorer.yaml) run the worker with. */
+const PRODUCTION_NODE_FLAGS = scriptNodeFlags('start:batch-scorer');
 
 export interface Exit {
   code: number | null;
@@ -35,8 +38,9 @@ export class BatchScorerProcess {
   }
 
   /**
-   * Starts a worker with `env` on top of this process's environment; resolves once it is ready
-   * (bundles loaded, consuming its topic), unless `ready` is false.
+   * Starts a worker with `env` on top of this process's environment, and with the node options of
+   * production (then `nodeArgs`); resolves once it is ready (bundles loaded, consuming its topic),
+   * unless `ready` is false.
    */
   static async start(
     env: Record<string, string>,
@@ -45,7 +49,13 @@ export class BatchScorerProcess {
     const port = await freePort();
     const child = spawn(
       process.execPath,
-      [...nodeArgs, '-r', '@swc-node/register', 'apps/batch-scorer/src/main.ts'],
+      [
+        ...PRODUCTION_NODE_FLAGS,
+        ...nodeArgs,
+        '-r',
+        '@swc-node/register',
+        'apps/batch-scorer/src/main.ts',
+      ],
       {
         cwd: repoRoot,
         env: {
