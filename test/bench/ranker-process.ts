@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProbeReading, ToProbe } from './ranker-probe';
 import { freePort } from '../support/free-port';
+import { scriptNodeFlags } from '../support/node-flags';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const LOG_KEPT = 20_000;
@@ -39,7 +40,9 @@ export class RankerProcess {
     const child = spawn(
       process.execPath,
       [
-        // e.g. BENCH_RANKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the ranker.
+        // The node options `npm start` runs the ranker with, then, e.g.
+        // BENCH_RANKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the ranker.
+        ...scriptNodeFlags('start'),
         ...(process.env.BENCH_RANKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
         '-r',
         '@swc-node/register',

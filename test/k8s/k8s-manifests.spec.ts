@@ -46,7 +46,7 @@ const START_SCRIPT: Record<string, string> = {
  */
 function nodeCommandOf(container: IContainer): { flags: string[]; script: string } {
   const command = [...(container.command ?? layout.cmd), ...(container.args ?? [])];
-  const at = command.findIndex((word, i) => i > 0 && !word.startsWith('--'));
+  const at = command.findIndex((word, i) => i > 0 && !word.startsWith('-'));
   if (command[0] !== 'node' || at < 0) throw new Error(`not a node command: ${command}`);
   return { flags: command.slice(1, at), script: command[at] };
 }

@@ -6,8 +6,9 @@ const repoRoot = resolve(__dirname, '..', '..');
 /**
  * The node options an npm script of package.json starts its app with: the `--` arguments between
  * `node` and the entry point of its last command (`nest build x && node --a=1 dist/x.js` gives
- * `['--a=1']`). The test and benchmark launchers start the apps with these, and the k8s spec
- * checks the manifests against them, so all three run an app the same way.
+ * `['--a=1']`). The benchmarks' launchers (RankerProcess, BatchScorerProcess, which the worker's
+ * specs use too) start the apps with these, and the k8s spec checks the manifests against them,
+ * so all three run an app the same way.
  */
 export function scriptNodeFlags(script: string): string[] {
   const scripts = (
