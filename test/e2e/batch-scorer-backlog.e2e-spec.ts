@@ -6,7 +6,8 @@
  * full and resumes as it drains, and every request gets its result, while the worker runs with
  * its V8 heap capped at 160 MiB (`--max-old-space-size`; ~90 MB of it is live at boot; the young
  * generation, 2 x 64 MiB as in production, comes beside it), under the backlog's size: a worker
- * that held what it had fetched, or fetched ahead of the engine, would die of it. Its heap and RSS, sampled from its own /metrics, stay bounded the whole time.
+ * that held what it had fetched, or fetched ahead of the engine, would die of it. Its heap and
+ * RSS, sampled from its own /metrics, stay bounded the whole time.
  *
  * The backlog is produced while the worker is stopped (SIGSTOP, 7-8 s here: inside its 30 s
  * session timeout; bench:batch does the same), and it drains it once continued. Produced while it

@@ -4,7 +4,7 @@ import type { IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import type { IContainer, IService } from 'kubernetes-models/v1';
-import { scriptNodeFlags } from '../support/node-flags';
+import { scriptNodeFlags, splitNodeCommand } from '../support/node-flags';
 import { AppConfig } from './app-config';
 import { imageLayout, inImage } from './image-layout';
 import { KubeObject, loadManifests, repoFile } from './manifest-files';
@@ -46,9 +46,9 @@ const START_SCRIPT: Record<string, string> = {
  */
 function nodeCommandOf(container: IContainer): { flags: string[]; script: string } {
   const command = [...(container.command ?? layout.cmd), ...(container.args ?? [])];
-  const at = command.findIndex((word, i) => i > 0 && !word.startsWith('-'));
-  if (command[0] !== 'node' || at < 0) throw new Error(`not a node command: ${command}`);
-  return { flags: command.slice(1, at), script: command[at] };
+  const split = splitNodeCommand(command);
+  if (split === undefined) throw new Error(`not a node command: ${command}`);
+  return { flags: split.flags, script: split.entry };
 }
 
 /** The app a container runs: `node [--options] dist/apps/<app>/src/main.js`. */

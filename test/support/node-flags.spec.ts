@@ -1,4 +1,4 @@
-import { nodeFlagsOf, scriptNodeFlags } from './node-flags';
+import { nodeFlagsOf, scriptNodeFlags, splitNodeCommand } from './node-flags';
 
 describe('nodeFlagsOf', () => {
   it("takes the options between node and the entry point of the line's last command", () => {
@@ -18,5 +18,16 @@ describe('scriptNodeFlags', () => {
     expect(scriptNodeFlags('start')).toEqual([]);
     expect(scriptNodeFlags('start:batch-scorer')).toEqual(['--max-semi-space-size=64']);
     expect(() => scriptNodeFlags('no-such-script')).toThrow('no script "no-such-script"');
+  });
+});
+
+describe('splitNodeCommand', () => {
+  it('splits exec-form words into the options and the entry point', () => {
+    expect(splitNodeCommand(['node', '--a=1', 'dist/x.js', '--b'])).toEqual({
+      flags: ['--a=1'],
+      entry: 'dist/x.js',
+    });
+    expect(splitNodeCommand(['node', '--a=1'])).toBeUndefined();
+    expect(splitNodeCommand(['sh', '-c', 'node x.js'])).toBeUndefined();
   });
 });

@@ -26,9 +26,18 @@ export function scriptNodeFlags(script: string): string[] {
  * the `--name` or `--name=value` form (a value as a separate word would be taken for the entry).
  */
 export function nodeFlagsOf(commandLine: string): string[] {
-  const words = commandLine.split('&&').pop()!.trim().split(/\s+/);
-  const entry = words.findIndex((word, i) => i > 0 && !word.startsWith('-'));
-  if (words[0] !== 'node' || entry < 0)
+  const split = splitNodeCommand(commandLine.split('&&').pop()!.trim().split(/\s+/));
+  if (split === undefined)
     throw new Error(`"${commandLine}" does not end in "node [options] <entry>"`);
-  return words.slice(1, entry);
+  return split.flags;
+}
+
+/**
+ * `node [--options] <entry> [args]` as words (a command line's, or a container's exec form), split
+ * into the options and the entry point; undefined when it is not of that form.
+ */
+export function splitNodeCommand(words: string[]): { flags: string[]; entry: string } | undefined {
+  const at = words.findIndex((word, i) => i > 0 && !word.startsWith('-'));
+  if (words[0] !== 'node' || at < 0) return undefined;
+  return { flags: words.slice(1, at), entry: words[at] };
 }
