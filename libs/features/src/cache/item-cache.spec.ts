@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
+import { emptyItemMemos, FeatureRow, ItemHolder } from '../feature-row';
 import { FeaturesMetrics } from '../features.metrics';
 import {
   CachedItem,
@@ -322,6 +324,140 @@ describe('ItemCache', () => {
       const text = await registry.metrics();
       expect(text).toMatch(/^ranker_features_cache_negative_entries 2$/m);
       expect(text).toMatch(/^ranker_features_cache_entries 1$/m);
+    });
+  });
+
+  describe("lookup (a request's ids at once, through the id index)", () => {
+    /** What lookup gives for `ids`, row by row, as comparable values. */
+    function looked(cache: ItemCache, ids: string[], now = cache.now()) {
+      const items = new Array<FeatureRow | undefined>(ids.length);
+      const holders = new Array<ItemHolder | undefined>(ids.length);
+      const memos = emptyItemMemos(ids.length);
+      const misses = cache.lookup(ids, now, items, holders, memos);
+      return { items, holders, keys: [...memos.keys], values: [...memos.values], misses };
+    }
+
+    /** The same from `get`, id by id, as the fetch did before the index. */
+    function got(cache: ItemCache, ids: string[], now = cache.now()) {
+      const hits = ids.map((id) => cache.get(id, now));
+      const valid = (h: ItemHolder | undefined) => h?.row !== undefined && h.memoRow === h.row;
+      return {
+        items: hits.map((h) => h?.row),
+        holders: hits,
+        keys: hits.map((h) => (valid(h) ? h!.memoKey : 0)),
+        values: hits.map((h) => (valid(h) ? h!.memoValue : 0)),
+        misses: ids.flatMap((_, i) => (hits[i] === undefined ? [i] : [])),
+      };
+    }
+
+    it('answers as get does: rows, holders, memos, misses, absent ids, long and wide ids', () => {
+      const cache = new ItemCache(roomy);
+      const long = 'x'.repeat(40);
+      for (const id of ['a', 'b', long, 'caf\u0113']) cache.fill(id, item(1));
+      cache.fill('gone', item(1, null));
+      const ids = ['a', 'nope', long, 'gone', 'caf\u0113', 'b'];
+      const result = looked(cache, ids);
+      expect(result).toEqual(got(cache, ids));
+      expect(result.misses).toEqual([1]);
+      expect(result.holders[0]).toBe(cache.get('a'));
+    });
+
+    it('hands out the memo a consumer wrote on the holder, only while it is for the row held', () => {
+      const cache = new ItemCache(roomy);
+      cache.fill('a', item(1));
+      const holder = cache.get('a')!;
+      Object.assign(holder, { memoRow: holder.row, memoKey: 3, memoValue: 96 });
+      expect(looked(cache, ['a'])).toMatchObject({ keys: [3], values: [96] });
+      holder.memoRow = { other: 1 };
+      expect(looked(cache, ['a'])).toMatchObject({ keys: [0], values: [0] });
+      // An update is a new holder: no memo until its consumer writes one.
+      holder.memoRow = holder.row;
+      cache.applyUpdate('a', { price: 2 }, 5);
+      const after = looked(cache, ['a']);
+      expect(after.holders[0]).not.toBe(holder);
+      expect(after).toMatchObject({ keys: [0], values: [0] });
+    });
+
+    it('expires rows as get does', () => {
+      let now = 1;
+      const cache = new ItemCache({ ...roomy, ttlMs: 100, clock: { now: () => now } });
+      cache.fill('a', item(1));
+      now = 100;
+      expect(looked(cache, ['a']).misses).toEqual([]);
+      now = 101;
+      expect(looked(cache, ['a']).misses).toEqual([0]);
+      expect(cache.size).toBe(0);
+    });
+
+    it('moves no row below half its bounds, and keeps least-recently-used eviction past half', () => {
+      // Below half: a hit moves nothing, so eviction later follows the order rows came in.
+      const below = new ItemCache({ ...roomy, maxEntries: 10 });
+      for (const id of ['a', 'b', 'c', 'd']) below.fill(id, item(1));
+      looked(below, ['a']);
+      expect([...below.heldRows()].map(([id]) => id)).toEqual(['d', 'c', 'b', 'a']);
+      // At half: a hit on a row outside the newest quarter moves it.
+      const half = new ItemCache({ ...roomy, maxEntries: 8 });
+      for (const id of ['a', 'b', 'c', 'd']) half.fill(id, item(1));
+      looked(half, ['a']);
+      expect([...half.heldRows()].map(([id]) => id)).toEqual(['a', 'd', 'c', 'b']);
+      for (const id of ['e', 'f', 'g', 'h', 'i']) half.fill(id, item(1));
+      expect(half.get('a')).toBeDefined();
+      expect(half.get('b')).toBeUndefined();
+    });
+
+    it('agrees with get through fills, updates, invalidations, clears, expiry and memos (fuzz)', () => {
+      const id = fc.oneof(
+        fc.integer({ min: 0, max: 40 }).map((n) => `r${n}`),
+        fc.constantFrom('x'.repeat(33), 'caf\u0113', ''),
+      );
+      const op = fc.oneof(
+        fc.record({ kind: fc.constant('fill' as const), id, absent: fc.boolean(), ts: fc.nat(50) }),
+        fc.record({ kind: fc.constant('update' as const), id, ts: fc.nat(50) }),
+        fc.record({ kind: fc.constant('invalidate' as const), id }),
+        fc.record({ kind: fc.constant('memo' as const), id, key: fc.integer({ min: 1, max: 9 }) }),
+        fc.record({ kind: fc.constant('tick' as const), ms: fc.nat(40) }),
+        fc.record({ kind: fc.constant('clear' as const) }),
+      );
+      fc.assert(
+        fc.property(
+          fc.array(op, { maxLength: 300, size: 'max' }),
+          fc.integer({ min: 2, max: 30 }),
+          (ops, max) => {
+            let now = 1;
+            const cache = new ItemCache({
+              maxEntries: max,
+              maxBytes: 1_000_000,
+              ttlMs: 100,
+              clock: { now: () => now },
+            });
+            const ids = [
+              ...Array.from({ length: 41 }, (_, n) => `r${n}`),
+              'x'.repeat(33),
+              'caf\u0113',
+            ];
+            for (const o of ops) {
+              if (o.kind === 'fill') cache.fill(o.id, item(o.ts, o.absent ? null : { v: o.ts }));
+              else if (o.kind === 'update') cache.applyUpdate(o.id, { v: o.ts }, o.ts);
+              else if (o.kind === 'invalidate') cache.invalidate(o.id);
+              else if (o.kind === 'clear') cache.clear();
+              else if (o.kind === 'tick') now += o.ms;
+              else {
+                const holder = cache.get(o.id);
+                if (holder !== undefined)
+                  Object.assign(holder, {
+                    memoRow: holder.row,
+                    memoKey: o.key,
+                    memoValue: o.key * 10,
+                  });
+              }
+              // lookup first: an expired row it meets is dropped, as get would drop it.
+              const viaLookup = looked(cache, ids, now);
+              expect(viaLookup).toEqual(got(cache, ids, now));
+            }
+          },
+        ),
+        { numRuns: 80 },
+      );
     });
   });
 });

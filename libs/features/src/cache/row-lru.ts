@@ -1,8 +1,9 @@
-import type { ItemHolder } from '../feature-row';
+import type { FeatureRow } from '../feature-row';
 import type { CachedItem } from './item-cache';
+import { IndexedRow, ItemIdIndex } from './item-id-index';
 
 /** A cached row as held: list links, expiry and recency in the same object as the row. */
-export interface HeldRow extends CachedItem, ItemHolder {
+export interface HeldRow extends CachedItem, IndexedRow {
   readonly id: string;
   /** Clock time from which the row is stale. */
   readonly expiresAt: number;
@@ -12,6 +13,58 @@ export interface HeldRow extends CachedItem, ItemHolder {
   older: HeldRow | undefined;
   /** Toward the most recent end. */
   newer: HeldRow | undefined;
+}
+
+/**
+ * A held row. Its memo is the consumer's (see ItemHolder), written as plain fields would be; each
+ * write is mirrored into the row's record in the index, which hands the memo out on a hit without
+ * a read of this object.
+ */
+class Held implements HeldRow {
+  tick = 0;
+  older: HeldRow | undefined = undefined;
+  newer: HeldRow | undefined = undefined;
+  rec = -1;
+  entry = -1;
+  private heldMemoRow: FeatureRow | undefined = undefined;
+  private heldMemoKey = 0;
+  private heldMemoValue = 0;
+
+  constructor(
+    readonly id: string,
+    readonly row: FeatureRow | undefined,
+    readonly ts: number,
+    readonly bytes: number,
+    readonly expiresAt: number,
+    private readonly index: ItemIdIndex,
+  ) {}
+
+  get memoRow(): FeatureRow | undefined {
+    return this.heldMemoRow;
+  }
+
+  set memoRow(row: FeatureRow | undefined) {
+    this.heldMemoRow = row;
+    this.index.noteMemo(this);
+  }
+
+  get memoKey(): number {
+    return this.heldMemoKey;
+  }
+
+  set memoKey(key: number) {
+    this.heldMemoKey = key;
+    this.index.noteMemo(this);
+  }
+
+  get memoValue(): number {
+    return this.heldMemoValue;
+  }
+
+  set memoValue(value: number) {
+    this.heldMemoValue = value;
+    this.index.noteMemo(this);
+  }
 }
 
 /**
@@ -25,6 +78,8 @@ export interface HeldRow extends CachedItem, ItemHolder {
  */
 export class RowLru {
   private readonly byId = new Map<string, HeldRow>();
+  /** The same rows in typed arrays, for the hit path (see ItemIdIndex). */
+  readonly index = new ItemIdIndex();
   private oldest: HeldRow | undefined;
   private newest: HeldRow | undefined;
   private bytesHeld = 0;
@@ -62,6 +117,28 @@ export class RowLru {
   }
 
   /**
+   * `touch` for a hit found in the index, whose record says the row last moved at `tick` (its
+   * tick as an int32): the row itself is read only when it may have to move, and never while the
+   * cache holds less than half of both its bounds (see `recencyKept`).
+   */
+  touchFromIndex(held: HeldRow, tick: number): void {
+    if (!this.recencyKept()) return;
+    if ((((this.ticks | 0) - tick) | 0) > this.byId.size >> 2) this.touch(held);
+  }
+
+  /**
+   * Whether hits found in the index move their rows. Below half of both bounds no eviction can
+   * come before the cache has taken as many rows again as it holds (or rows of as many bytes
+   * again), so recency decides nothing yet; a row moves on its first hit past that point. Moving
+   * reads the row's entry and its neighbours (three cache misses beside the model threads), and
+   * with a catalog that fits the cache that was most of what a hit cost (README: Round trips and
+   * the item cache).
+   */
+  private recencyKept(): boolean {
+    return this.byId.size * 2 >= this.maxEntries || this.bytesHeld * 2 >= this.maxBytes;
+  }
+
+  /**
    * Holds `item` for `id` at the recent end (replacing any entry of `id`), then evicts the least
    * recent entries past the bounds. An item larger than maxBytes is not held, and `id`'s entry is
    * dropped: the caller asked to replace it.
@@ -70,22 +147,11 @@ export class RowLru {
     this.delete(id);
     const weight = Math.max(1, item.bytes);
     if (weight > this.maxBytes) return;
-    const held: HeldRow = {
-      id,
-      row: item.row,
-      ts: item.ts,
-      bytes: item.bytes,
-      expiresAt,
-      tick: 0,
-      older: undefined,
-      newer: undefined,
-      memoRow: undefined,
-      memoKey: 0,
-      memoValue: 0,
-    };
+    const held = new Held(id, item.row, item.ts, item.bytes, expiresAt, this.index);
     this.byId.set(id, held);
     this.bytesHeld += weight;
     this.append(held);
+    this.index.add(held);
     while (this.byId.size > this.maxEntries || this.bytesHeld > this.maxBytes) {
       this.remove(this.oldest!);
       this.onEvict();
@@ -101,6 +167,7 @@ export class RowLru {
 
   clear(): void {
     this.byId.clear();
+    this.index.clear();
     this.oldest = this.newest = undefined;
     this.bytesHeld = 0;
   }
@@ -112,12 +179,14 @@ export class RowLru {
 
   private remove(held: HeldRow): void {
     this.byId.delete(held.id);
+    this.index.remove(held);
     this.bytesHeld -= Math.max(1, held.bytes);
     this.unlink(held);
   }
 
   private append(held: HeldRow): void {
     held.tick = ++this.ticks;
+    this.index.noteTick(held);
     held.older = this.newest;
     held.newer = undefined;
     if (this.newest !== undefined) this.newest.newer = held;

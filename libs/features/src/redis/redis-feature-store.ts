@@ -3,7 +3,7 @@ import { ThrottledWarnings } from '@app/common';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { CachedItem, ItemCache } from '../cache/item-cache';
-import { copyMemo, emptyItemMemos, FeatureRow, ItemHolder } from '../feature-row';
+import { emptyItemMemos, FeatureRow, ItemHolder } from '../feature-row';
 import { FeatureFetch, FeatureStore, FetchOptions } from '../feature-store.port';
 import { FeaturesMetrics } from '../features.metrics';
 import { decodeBlob } from './feature-blob';
@@ -55,17 +55,7 @@ export class RedisFeatureStore extends FeatureStore {
     // A hit's cache entry is its holder: the tensor builder keeps its per-row work there.
     const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
     const itemMemos = emptyItemMemos(itemIds.length);
-    const misses: number[] = [];
-    const now = this.cache.now();
-    for (let i = 0; i < itemIds.length; i++) {
-      const hit = this.cache.get(itemIds[i], now);
-      if (hit) {
-        items[i] = hit.row;
-        itemHolders[i] = hit;
-        // The entry was just read: its memo is in the same memory.
-        copyMemo(itemMemos, i, hit);
-      } else misses.push(i);
-    }
+    const misses = this.cache.lookup(itemIds, this.cache.now(), items, itemHolders, itemMemos);
     const hits = itemIds.length - misses.length;
     // Rows read from here on are cached only if no update seen since then is newer.
     const readStartedAt = this.cache.now();
