@@ -69,11 +69,13 @@ class Held implements HeldRow {
 
 /**
  * The item cache's rows: a map from id to a doubly linked list of HeldRow, most recent at one
- * end, bounded by entries and by bytes (each entry counts its `bytes`, at least 1). A hit costs
- * the map lookup and the entry itself: recency moves an entry to the recent end only once a
- * quarter of the entries has moved there since it last did (see `touch`). lru-cache, which this
- * replaces for rows, relinked neighbours kept in separate arrays and read two more for its TTL on
- * every hit: a 3,000-candidate request spent more on those reads, scattered over memory, than on
+ * end, bounded by entries and by bytes (each entry counts its `bytes`, at least 1), and the same
+ * rows in an ItemIdIndex, which answers a request's hits without reading the map or the entries
+ * (ItemCache.lookup). Recency moves an entry to the recent end only once a quarter of the entries
+ * has moved there since it last did (see `touch`), and a hit found in the index moves nothing
+ * while the cache is below half its bounds (see `touchFromIndex`). lru-cache, which this replaces
+ * for rows, relinked neighbours kept in separate arrays and read two more for its TTL on every
+ * hit: a 3,000-candidate request spent more on those reads, scattered over memory, than on
  * anything else of its fetch.
  */
 export class RowLru {
