@@ -43,6 +43,26 @@ describe('InMemoryFeatureStore', () => {
     expect(Array.from(itemMemos!.values)).toEqual([40, 0, 0, 40]);
   });
 
+  it('serves ids its index cannot hold (long, or a character above 255) from its map alike', async () => {
+    const long = 'x'.repeat(40);
+    const s = new InMemoryFeatureStore([
+      { entity: 'item', id: long, fields: { price: 1 } },
+      { entity: 'item', id: 'caf\u0113', fields: { price: 2 } },
+      { entity: 'item', id: 'i1', fields: { price: 3 } },
+    ]);
+    const first = await s.fetch('u1', [long, 'caf\u0113', 'i1']);
+    expect(first.items).toEqual([{ price: 1 }, { price: 2 }, { price: 3 }]);
+    for (const h of first.itemHolders!)
+      Object.assign(h!, { memoRow: h!.row, memoKey: 2, memoValue: 9 });
+    const again = await s.fetch('u1', [long, 'caf\u0113', 'i1']);
+    expect(Array.from(again.itemMemos!.keys)).toEqual([2, 2, 2]);
+    expect(again.itemHolders).toEqual(first.itemHolders);
+    s.put({ entity: 'item', id: 'i1', fields: { price: 4 } });
+    const replaced = await s.fetch('u1', ['i1']);
+    expect(replaced.items).toEqual([{ price: 4 }]);
+    expect(Array.from(replaced.itemMemos!.keys)).toEqual([0]);
+  });
+
   it('returns items in the order of the ids asked for', async () => {
     expect(await store.getItems(['i3', 'i1', 'i2'])).toEqual([
       { price: 3 },

@@ -1,3 +1,4 @@
+import { IndexedHolder, ItemIdIndex } from './cache/item-id-index';
 import { FeatureRecord } from './feature-file';
 import { copyMemo, emptyItemMemos, FeatureRow, ItemHolder } from './feature-row';
 import { FeatureFetch, FeatureStore } from './feature-store.port';
@@ -6,7 +7,9 @@ import { FeatureFetch, FeatureStore } from './feature-store.port';
 export class InMemoryFeatureStore extends FeatureStore {
   private readonly users = new Map<string, FeatureRow>();
   /** Each item's row in a holder of its own (a new one when the row is replaced): see ItemHolder. */
-  private readonly items = new Map<string, ItemHolder>();
+  private readonly items = new Map<string, IndexedHolder>();
+  /** The same holders in typed arrays, for a fetch's lookups (see ItemIdIndex). */
+  private readonly index = new ItemIdIndex();
 
   constructor(records: Iterable<FeatureRecord> = []) {
     super();
@@ -14,14 +17,15 @@ export class InMemoryFeatureStore extends FeatureStore {
   }
 
   put(record: FeatureRecord): void {
-    if (record.entity === 'user') this.users.set(record.id, record.fields);
-    else
-      this.items.set(record.id, {
-        row: record.fields,
-        memoRow: undefined,
-        memoKey: 0,
-        memoValue: 0,
-      });
+    if (record.entity === 'user') {
+      this.users.set(record.id, record.fields);
+      return;
+    }
+    const old = this.items.get(record.id);
+    if (old !== undefined) this.index.remove(old);
+    const holder = new IndexedHolder(record.id, record.fields, Infinity, this.index);
+    this.items.set(record.id, holder);
+    this.index.add(holder);
   }
 
   get size(): { users: number; items: number } {
@@ -36,7 +40,18 @@ export class InMemoryFeatureStore extends FeatureStore {
     const itemHolders = new Array<ItemHolder | undefined>(itemIds.length);
     const items = new Array<FeatureRow | undefined>(itemIds.length);
     const itemMemos = emptyItemMemos(itemIds.length);
+    const { index } = this;
     for (let i = 0; i < itemIds.length; i++) {
+      // The record holds the memo: the holder is handed out, not read (ids the index cannot hold
+      // are looked up in the map).
+      const rec = index.find(itemIds[i]);
+      if (rec >= 0) {
+        items[i] = index.rowAt(rec);
+        itemHolders[i] = index.holderAt(rec);
+        itemMemos.keys[i] = index.memoKeyAt(rec);
+        itemMemos.values[i] = index.memoValueAt(rec);
+        continue;
+      }
       const holder = this.items.get(itemIds[i]);
       itemHolders[i] = holder;
       items[i] = holder?.row;

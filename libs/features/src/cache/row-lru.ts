@@ -1,6 +1,6 @@
 import type { FeatureRow } from '../feature-row';
 import type { CachedItem } from './item-cache';
-import { IndexedRow, ItemIdIndex } from './item-id-index';
+import { IndexedHolder, IndexedRow, ItemIdIndex } from './item-id-index';
 
 /** A cached row as held: list links, expiry and recency in the same object as the row. */
 export interface HeldRow extends CachedItem, IndexedRow {
@@ -15,55 +15,20 @@ export interface HeldRow extends CachedItem, IndexedRow {
   newer: HeldRow | undefined;
 }
 
-/**
- * A held row. Its memo is the consumer's (see ItemHolder), written as plain fields would be; each
- * write is mirrored into the row's record in the index, which hands the memo out on a hit without
- * a read of this object.
- */
-class Held implements HeldRow {
-  tick = 0;
+/** A held row: its memo mirrored into the index (IndexedHolder), its list links beside it. */
+class Held extends IndexedHolder implements HeldRow {
   older: HeldRow | undefined = undefined;
   newer: HeldRow | undefined = undefined;
-  rec = -1;
-  entry = -1;
-  private heldMemoRow: FeatureRow | undefined = undefined;
-  private heldMemoKey = 0;
-  private heldMemoValue = 0;
 
   constructor(
-    readonly id: string,
-    readonly row: FeatureRow | undefined,
+    id: string,
+    row: FeatureRow | undefined,
     readonly ts: number,
     readonly bytes: number,
-    readonly expiresAt: number,
-    private readonly index: ItemIdIndex,
-  ) {}
-
-  get memoRow(): FeatureRow | undefined {
-    return this.heldMemoRow;
-  }
-
-  set memoRow(row: FeatureRow | undefined) {
-    this.heldMemoRow = row;
-    this.index.noteMemo(this);
-  }
-
-  get memoKey(): number {
-    return this.heldMemoKey;
-  }
-
-  set memoKey(key: number) {
-    this.heldMemoKey = key;
-    this.index.noteMemo(this);
-  }
-
-  get memoValue(): number {
-    return this.heldMemoValue;
-  }
-
-  set memoValue(value: number) {
-    this.heldMemoValue = value;
-    this.index.noteMemo(this);
+    expiresAt: number,
+    index: ItemIdIndex,
+  ) {
+    super(id, row, expiresAt, index);
   }
 }
 
