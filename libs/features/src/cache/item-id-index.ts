@@ -19,8 +19,9 @@ export const MAX_INDEX_PROBES = 64;
 const INITIAL_RECORDS = 1024;
 
 // A record is 16 int32 (64 bytes). What a hit reads comes first and the characters last, so that
-// for a short id it all lies in 40 bytes: one cache line for most records (an ArrayBuffer's memory
-// is only 16-byte aligned, so a record may start anywhere in a line).
+// for a short id it all lies in 40 bytes: one cache line when the table's memory starts in the first
+// half of a line (an ArrayBuffer's memory is only 16-byte aligned). Moving these fields to the front
+// measured no difference (test/bench/RESULTS.md); it costs nothing either.
 const REC = 16;
 /** 0: empty; -1: removed (probes go past it); n > 0: entry n - 1. */
 const STATE = 0;
@@ -89,7 +90,8 @@ export class IndexedHolder implements IndexedRow {
 const packed = new Int32Array(CHAR_INTS);
 
 /**
- * An index of the item cache's rows in typed arrays, beside its Map: a lookup reads one 64-byte
+ * An index of a feature store's item rows in typed arrays, beside its Map (the item cache's rows,
+ * the in-memory store's): a lookup reads one 64-byte
  * record (the id's hash and characters, where the row is, its expiry, its recency tick and the
  * consumer's memo) and the row and its holder from one array, instead of the Map's bucket, its
  * entry, the held key string and the entry object, scattered over the heap. On the rank path a
@@ -99,13 +101,14 @@ const packed = new Int32Array(CHAR_INTS);
  *
  * The Map stays the cache's truth: the index holds a subset of its rows (ids of at most
  * MAX_INDEXED_ID_LENGTH characters below 256; an insertion past MAX_INDEX_PROBES is skipped) and
- * a lookup it cannot answer goes the Map's way. The owner (RowLru) adds a row when it holds it and
- * removes it when it drops it; a row's id, row and expiry never change while it is held (an
- * update is a new row), its tick and memo are mirrored as they change (`noteTick`, `noteMemo`).
- * Open addressing with linear probing, a hash seeded per process (ids cannot be chosen ahead to
- * collide, and a long run of probes only sends them the Map's way); the table is rebuilt at twice
- * the size when live and removed records fill half of it. Memory: 64 bytes a record, 2-4 records
- * a held row, plus two array slots a row.
+ * a lookup it cannot answer goes the Map's way. The owner (RowLru, InMemoryFeatureStore) adds a
+ * row when it holds it and removes it when it drops it; a row's id, row and expiry never change
+ * while it is held (an update is a new row), its tick and memo are mirrored as they change
+ * (`noteTick`, and `noteMemo` from IndexedHolder's setters). Open addressing with linear probing,
+ * a hash seeded per process (ids cannot be chosen ahead to collide, and a run of probes longer
+ * than MAX_INDEX_PROBES only sends them the Map's way); when live and removed records fill half
+ * the table it is rebuilt with four records a live row (at least INITIAL_RECORDS). Memory: 64
+ * bytes a record, 2-4 records a held row, plus two array slots a row.
  */
 export class ItemIdIndex {
   private ints = new Int32Array(0);
