@@ -1,4 +1,5 @@
-import { IndexedHolder, ItemIdIndex } from './cache/item-id-index';
+import { IndexedHolder } from './cache/indexed-holder';
+import { ItemIdIndex } from './cache/item-id-index';
 import { FeatureRecord } from './feature-file';
 import { copyMemo, emptyItemMemos, FeatureRow, ItemHolder } from './feature-row';
 import { FeatureFetch, FeatureStore } from './feature-store.port';
@@ -46,10 +47,7 @@ export class InMemoryFeatureStore extends FeatureStore {
       // are looked up in the map).
       const rec = index.find(itemIds[i]);
       if (rec >= 0) {
-        items[i] = index.rowAt(rec);
-        itemHolders[i] = index.holderAt(rec);
-        itemMemos.keys[i] = index.memoKeyAt(rec);
-        itemMemos.values[i] = index.memoValueAt(rec);
+        index.handOut(rec, i, items, itemHolders, itemMemos);
         continue;
       }
       const holder = this.items.get(itemIds[i]);

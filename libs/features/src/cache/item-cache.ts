@@ -139,11 +139,7 @@ export class ItemCache {
     for (let i = 0; i < ids.length; i++) {
       const rec = index.find(ids[i]);
       if (rec >= 0 && index.expiresAt(rec) > now) {
-        const held = index.holderAt(rec);
-        items[i] = index.rowAt(rec);
-        holders[i] = held;
-        memos.keys[i] = index.memoKeyAt(rec);
-        memos.values[i] = index.memoValueAt(rec);
+        const held = index.handOut(rec, i, items, holders, memos);
         this.rows.touchFromIndex(held as HeldRow, index.tickAt(rec));
         continue;
       }

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { FeatureRow, ItemHolder } from '../feature-row';
+import type { FeatureRow, ItemHolder, ItemMemos } from '../feature-row';
 
 /** What the index keeps of a cached row; `rec` and `entry` are the index's own. */
 export interface IndexedRow extends ItemHolder {
@@ -37,54 +37,6 @@ const CHARS = 8;
 const CHAR_INTS = MAX_INDEXED_ID_LENGTH / 4;
 const EMPTY = 0;
 const REMOVED = -1;
-
-/**
- * A store's holder of one row (see ItemHolder) for an ItemIdIndex: its memo is written as plain
- * fields would be, and each write is mirrored into the row's record, which hands the memo out on a
- * hit without a read of this object.
- */
-export class IndexedHolder implements IndexedRow {
-  tick = 0;
-  rec = -1;
-  entry = -1;
-  private heldMemoRow: FeatureRow | undefined = undefined;
-  private heldMemoKey = 0;
-  private heldMemoValue = 0;
-
-  constructor(
-    readonly id: string,
-    readonly row: FeatureRow | undefined,
-    readonly expiresAt: number,
-    private readonly index: ItemIdIndex,
-  ) {}
-
-  get memoRow(): FeatureRow | undefined {
-    return this.heldMemoRow;
-  }
-
-  set memoRow(row: FeatureRow | undefined) {
-    this.heldMemoRow = row;
-    this.index.noteMemo(this);
-  }
-
-  get memoKey(): number {
-    return this.heldMemoKey;
-  }
-
-  set memoKey(key: number) {
-    this.heldMemoKey = key;
-    this.index.noteMemo(this);
-  }
-
-  get memoValue(): number {
-    return this.heldMemoValue;
-  }
-
-  set memoValue(value: number) {
-    this.heldMemoValue = value;
-    this.index.noteMemo(this);
-  }
-}
 
 /** The id just hashed, packed as records hold it (see `hash`). */
 const packed = new Int32Array(CHAR_INTS);
@@ -207,6 +159,27 @@ export class ItemIdIndex {
       slot = (slot + 1) & mask;
     }
     return -1;
+  }
+
+  /**
+   * Hands out the row at record `rec` (from `find`) as row `i` of a fetch: its row, its holder and
+   * the memo the record holds (what copyMemo would give, from the record instead of the holder).
+   * Returns the holder, which it does not read.
+   */
+  handOut(
+    rec: number,
+    i: number,
+    items: (FeatureRow | undefined)[],
+    holders: (ItemHolder | undefined)[],
+    memos: ItemMemos,
+  ): IndexedRow {
+    const at = 2 * (this.ints[rec + STATE] - 1);
+    const holder = this.pairs[at + 1] as IndexedRow;
+    items[i] = this.pairs[at] as FeatureRow | undefined;
+    holders[i] = holder;
+    memos.keys[i] = this.ints[rec + MEMO_KEY];
+    memos.values[i] = this.ints[rec + MEMO_VALUE];
+    return holder;
   }
 
   /** The row held at record `rec` (from `find`). */

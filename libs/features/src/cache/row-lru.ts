@@ -1,6 +1,7 @@
 import type { FeatureRow } from '../feature-row';
 import type { CachedItem } from './item-cache';
-import { IndexedHolder, IndexedRow, ItemIdIndex } from './item-id-index';
+import { IndexedHolder } from './indexed-holder';
+import { IndexedRow, ItemIdIndex } from './item-id-index';
 
 /** A cached row as held: list links, expiry and recency in the same object as the row. */
 export interface HeldRow extends CachedItem, IndexedRow {
