@@ -480,14 +480,18 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expectClose((await bounded(out, 'deep backlog')).ctr.data, await raw(feeds));
     });
 
-    it('keeps a shallow backlog waiting for the instance, to merge more rows', async () => {
+    it('keeps a backlog under a quarter of maxBatchRows waiting, then queues it behind', async () => {
       await load('shallow', { batching: { maxBatchRows: 512, maxQueueDelayMicros: 0 } });
       const instance = engine.pool('shallow')!.live[0];
       const first = score('shallow', ctrFeeds(512, 41));
-      const second = score('shallow', ctrFeeds(600, 42));
+      const second = score('shallow', ctrFeeds(100, 42));
+      // 100 rows wait, under a quarter of 512: they stay queued to merge with more.
       expect(instance.load).toBe(1);
-      await bounded(Promise.all([first, second]), 'shallow backlog');
-      expect(await batches('shallow', 512)).toMatchObject({ count: 3, rows: 1112 });
+      const third = score('shallow', ctrFeeds(60, 43));
+      // 160 wait: one batch of both queues behind the running one.
+      expect(instance.load).toBe(2);
+      await bounded(Promise.all([first, second, third]), 'shallow backlog');
+      expect(await batches('shallow', 512)).toMatchObject({ count: 2, rows: 672 });
     });
   });
 

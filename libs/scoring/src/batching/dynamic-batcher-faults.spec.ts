@@ -120,13 +120,14 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     expect(batcher.queueDepth).toEqual({ queuedRows: 0, maxQueueRows: 1000 });
     submit(60);
     expect(batcher.queueDepth.queuedRows).toBe(60);
-    submit(150); // 210 rows: one balanced batch of 70 leaves, 140 wait
-    expect(pool.batches.map((b) => b.rows)).toEqual([70]);
-    expect(batcher.queueDepth.queuedRows).toBe(140);
-    pool.batches[0].succeed();
-    await flush();
+    // 210 rows: one balanced batch of 70 runs, one of 70 queues behind it, 70 wait.
+    submit(150);
     expect(pool.batches.map((b) => b.rows)).toEqual([70, 70]);
     expect(batcher.queueDepth.queuedRows).toBe(70);
+    pool.batches[0].succeed();
+    await flush();
+    expect(pool.batches.map((b) => b.rows)).toEqual([70, 70, 70]);
+    expect(batcher.queueDepth.queuedRows).toBe(0);
   });
 
   describe('deadlines', () => {
@@ -179,27 +180,27 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     it('fails a split request at its deadline, frees its queued rows and never dispatches them', async () => {
       const { pool, submit, sizes } = setUp(1, { maxQueueDelayMicros: 0, maxQueueRows: 300 });
       const split = submit(250, performance.now() + 30);
-      // One balanced third runs; 166 rows wait for the instance (a shallow backlog).
-      expect(sizes()).toEqual([84]);
+      // One balanced third runs, one queues behind it; 83 rows wait for the instance.
+      expect(pool.batches.map((b) => [b.rows, b.behind])).toEqual([
+        [84, false],
+        [83, true],
+      ]);
       jest.advanceTimersByTime(30);
       await flush();
       expect(errorOf(split).message).toMatch(/250 of 250 rows unscored/);
-      // Its 166 queued rows no longer count against maxQueueRows.
+      // Its 83 queued rows no longer count against maxQueueRows.
       const next = submit(300);
       await flush();
       expect(next.get()).toBe('pending');
-      // 300 rows wait (2 x maxBatchRows): a full batch of the new request queues behind.
-      expect(pool.batches.map((b) => [b.rows, b.behind])).toEqual([
-        [84, false],
-        [100, true],
-      ]);
+      // The instance holds a batch and one behind it: the new request's rows wait.
+      expect(sizes()).toEqual([84, 83]);
       while (pool.running.length > 0) {
         for (const batch of pool.running) batch.succeed();
         await flush();
       }
       expect(next.get()).toEqual({ rows: range(250, 300) });
-      // Only the rows that were running when the deadline passed were ever dispatched.
-      expect(sizes().reduce((a, b) => a + b)).toBe(84 + 300);
+      // Only the rows running or queued behind when the deadline passed were ever dispatched.
+      expect(sizes().reduce((a, b) => a + b)).toBe(84 + 83 + 300);
     });
 
     it('expires 20,000 queued requests at once in linear work, and keeps serving', async () => {

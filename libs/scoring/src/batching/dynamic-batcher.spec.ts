@@ -118,25 +118,44 @@ describe('DynamicBatcher policy (fake pool)', () => {
   });
 
   describe('queueing behind a running instance', () => {
-    it('queues a full batch behind the running one only when 2 x maxBatchRows rows wait', async () => {
+    it('queues a balanced batch behind the running one once a quarter of maxBatchRows waits', async () => {
       const { pool, submit, sizes } = setUp(1, { maxQueueDelayMicros: 0 });
-      const outs = [submit(100), submit(150)];
-      // 150 rows wait: a shallow backlog keeps merging rows for the busy instance.
+      const outs = [submit(100), submit(20)];
+      // 20 rows wait (under a quarter of maxBatchRows): they keep merging for the busy instance.
       expect(sizes()).toEqual([100]);
-      outs.push(submit(50));
-      // 200 wait: a full batch queues behind the running one; the other 100 wait (load is 2).
+      outs.push(submit(130));
+      // 150 wait: half of them (balanced, at most maxBatchRows) queue behind; 75 wait (load is 2).
       expect(pool.batches.map((b) => [b.rows, b.behind])).toEqual([
         [100, false],
-        [100, true],
+        [75, true],
       ]);
       pool.batches[0].succeed();
       await flush();
-      expect(sizes()).toEqual([100, 100]);
+      // The instance's queued batch runs; the 75 left queue behind it at once.
+      expect(pool.batches.map((b) => [b.rows, b.behind])).toEqual([
+        [100, false],
+        [75, true],
+        [75, true],
+      ]);
       pool.batches[1].succeed();
       await flush();
-      expect(sizes()).toEqual([100, 100, 100]);
       pool.batches[2].succeed();
-      expect(await Promise.all(outs)).toEqual([range(0, 100), range(100, 150), range(250, 50)]);
+      expect(await Promise.all(outs)).toEqual([range(0, 100), range(100, 20), range(120, 130)]);
+    });
+
+    it('queues nothing behind while fewer rows than a quarter of maxBatchRows wait', async () => {
+      const { pool, submit, sizes } = setUp(1, { maxQueueDelayMicros: 0 });
+      const outs = [submit(100), submit(10), submit(14)];
+      expect(sizes()).toEqual([100]);
+      pool.batches[0].succeed();
+      await flush();
+      // The instance is idle again: the 24 waiting rows leave as one batch.
+      expect(pool.batches.map((b) => [b.rows, b.behind])).toEqual([
+        [100, false],
+        [24, false],
+      ]);
+      pool.batches[1].succeed();
+      expect(await Promise.all(outs)).toEqual([range(0, 100), range(100, 10), range(110, 14)]);
     });
   });
 
@@ -144,10 +163,11 @@ describe('DynamicBatcher policy (fake pool)', () => {
     it('runs one request per batch, even when several would fit', async () => {
       const { pool, submit, sizes } = setUp(1, { enabled: false });
       const outs = [submit(30), submit(30), submit(30)];
-      expect(sizes()).toEqual([30]);
+      // One runs, one queues behind it (30 rows are over a quarter of maxBatchRows), one waits.
+      expect(sizes()).toEqual([30, 30]);
       pool.batches[0].succeed();
       await flush();
-      expect(sizes()).toEqual([30, 30]);
+      expect(sizes()).toEqual([30, 30, 30]);
       pool.batches[1].succeed();
       await flush();
       pool.batches[2].succeed();
