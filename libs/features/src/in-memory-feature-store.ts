@@ -42,10 +42,11 @@ export class InMemoryFeatureStore extends FeatureStore {
     const items = new Array<FeatureRow | undefined>(itemIds.length);
     const itemMemos = emptyItemMemos(itemIds.length);
     const { index } = this;
+    const found = index.findAll(itemIds);
     for (let i = 0; i < itemIds.length; i++) {
       // The record holds the memo: the holder is handed out, not read (ids the index cannot hold
       // are looked up in the map).
-      const rec = index.find(itemIds[i]);
+      const rec = found[i];
       if (rec >= 0) {
         index.handOut(rec, i, items, itemHolders, itemMemos);
         continue;

@@ -84,6 +84,29 @@ describe('ItemIdIndex', () => {
     expect(index.memoKeyAt(index.find('c'))).toBe(0);
   });
 
+  it('finds a batch of ids with findAll, reusing its answer array', () => {
+    const index = new ItemIdIndex(5);
+    const [a, b] = [held('a'), held('b')];
+    index.add(a);
+    index.add(b);
+    const first = index.findAll(['b', 'zz', 'a', 'b']);
+    expect(Array.from(first.subarray(0, 4))).toEqual([
+      index.find('b'),
+      -1,
+      index.find('a'),
+      index.find('b'),
+    ]);
+    expect(index.holderAt(first[0])).toBe(b);
+    // A batch longer than the array grows it; a shorter one reuses it.
+    const ids = Array.from({ length: 5000 }, (_, i) => (i % 2 === 0 ? 'a' : `no${i}`));
+    const many = index.findAll(ids);
+    expect(many.length).toBeGreaterThanOrEqual(5000);
+    expect(many[0]).toBe(index.find('a'));
+    expect(many[1]).toBe(-1);
+    expect(index.findAll(['a'])).toBe(many);
+    expect(index.findAll([]).length).toBeGreaterThanOrEqual(0);
+  });
+
   it('grows past its first table and keeps every row findable', () => {
     const index = new ItemIdIndex(3);
     const rows = Array.from({ length: 10_000 }, (_, i) => held(`i${i}`));
@@ -139,6 +162,13 @@ describe('ItemIdIndex', () => {
           }
           for (let n = 0; n <= 300; n++)
             if (!model.has(`r${n}`)) expect(index.find(`r${n}`)).toBe(-1);
+          // findAll answers what find answers, id by id: held or not, repeated, not indexable.
+          const asked = [...model.keys(), ...ops.map((o) => o.id), 'x'.repeat(33), 'wide\u0100'];
+          const found = index.findAll(asked);
+          expect(found.length).toBeGreaterThanOrEqual(asked.length);
+          expect(Array.from(found.subarray(0, asked.length))).toEqual(
+            asked.map((k) => index.find(k)),
+          );
         },
       ),
       { numRuns: 60 },
