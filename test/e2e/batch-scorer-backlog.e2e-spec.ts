@@ -19,6 +19,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse, stringify } from 'yaml';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
 import { eventually } from '../support/eventually';
 import { RankTopics, rankRequest, ResultTally } from '../support/rank-topics';
@@ -35,12 +36,12 @@ function smallQueueBundles(): string {
   const root = mkdtempSync(join(tmpdir(), 'batch-backlog-'));
   const dir = join(root, 'feed', 'v1');
   cpSync(join(repoRoot, 'models/feed/v1'), dir, { recursive: true });
-  const yaml = readFileSync(join(dir, 'pipeline.yaml'), 'utf8').replace(
-    /^(\s+)file: (\w+\.onnx)$/gm,
-    `$1file: $2\n$1batching: { maxQueueRows: ${QUEUE_ROWS} }`,
-  );
-  if (!yaml.includes(`maxQueueRows: ${QUEUE_ROWS}`)) throw new Error('bundle not rewritten');
-  writeFileSync(join(dir, 'pipeline.yaml'), yaml);
+  const yaml = parse(readFileSync(join(dir, 'pipeline.yaml'), 'utf8')) as {
+    models: Record<string, { batching?: Record<string, unknown> }>;
+  };
+  for (const model of Object.values(yaml.models))
+    model.batching = { ...model.batching, maxQueueRows: QUEUE_ROWS };
+  writeFileSync(join(dir, 'pipeline.yaml'), stringify(yaml));
   return root;
 }
 
