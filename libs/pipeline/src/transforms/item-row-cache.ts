@@ -165,6 +165,7 @@ export class ItemRowCache {
     }
     // Kept rows read the arena as it is now: it holds every slot handed out so far.
     const cells = this.arena.cells;
+    readAhead(cells.ints, at, width, own?.rows);
     const serial = this.listing.next();
     const { texts } = this.arena;
     const keys = new Array<DistinctKeys>(this.keyReaders.length);
@@ -261,4 +262,32 @@ export class ItemRowCache {
     this.listing.fit(code);
     return code;
   }
+}
+
+/** What readAhead found: written, never read, so that no compiler drops its reads. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- see above
+let readAheadSink = 0;
+
+/**
+ * Reads the first and last cell of each kept row of a request (`at[r]`, `width` cells; rows of
+ * the request's own, marked in `ownRows`, are not in `ints`). The rows lie scattered over the
+ * arena, and a loop this small keeps many of those reads in flight, where the key listing and
+ * the tensor fill that read them next kept about one. Alternated request by request in one
+ * ranker (3,000 candidates at c=4), a model's tensor build took 0.39-0.45 ms against 0.41-0.51
+ * without (test/bench/RESULTS.md, bench:rank).
+ */
+function readAhead(
+  ints: Int32Array,
+  at: Int32Array,
+  width: number,
+  ownRows: Uint8Array | undefined,
+): void {
+  if (width === 0) return;
+  let touched = 0;
+  for (let r = 0; r < at.length; r++) {
+    if (ownRows !== undefined && ownRows[r] === 1) continue;
+    if (ints[at[r]] !== 0) touched++;
+    if (ints[at[r] + width - 1] !== 0) touched++;
+  }
+  readAheadSink = touched;
 }
