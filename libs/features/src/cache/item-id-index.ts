@@ -150,8 +150,9 @@ export class ItemIdIndex {
    * flight, where a whole lookup between two misses kept about one), then the lookups themselves,
    * on memory now in the caches. Their hashes are computed again there: that costs less than the
    * misses cost one at a time. On the rank path (3,000 candidates at c=4 beside the model threads,
-   * alternated call by call in one ranker): 0.36-0.50 ms a request against 0.62-0.70 with `find`
-   * alone (test/bench/RESULTS.md, bench:rank).
+   * alternated call by call in one ranker), the whole lookup of a request took 0.37-0.41 ms
+   * against 0.67-0.75 with `find` alone, and 0.54 against 0.72 in a later run on a slower machine
+   * (test/bench/RESULTS.md, bench:rank).
    */
   findAll(ids: readonly string[]): Int32Array {
     const n = ids.length;
