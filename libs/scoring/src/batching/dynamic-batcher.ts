@@ -19,10 +19,12 @@ export const MIN_SPLIT_ROWS = 256;
 /**
  * The share of maxBatchRows that must wait before a batch queues behind a running instance. Was
  * 2 (a full batch left waiting besides the one queued). Alternated in one ranker, 1.5-2.5 s at a
- * time over 40 steps (bench:rank's load, 2-core AMD EPYC, 2026-12-06), a quarter gave 1.1-2.6%
- * more rows/s with 100-candidate requests at c=64 and 2.2-2.6% with 3,000 at c=2 and c=4; batches
- * of at most 256 rows (maxBatchRows itself a quarter) lost 13%, so it is not smaller batches that
- * help, but threads that do not wait between them.
+ * time over 24-40 steps (bench:rank's load, 2-core AMD EPYC, 2026-12-06): a quarter, queueing a
+ * full batch, gave 1.1-2.6% more rows/s with 100-candidate requests at c=64 and 2.2-2.6% with
+ * 3,000 at c=2 and c=4; as adopted (a balanced batch, the example bundle's maxBatchRows 1,536),
+ * 4.0% at 100, 6.7% at 3,000 c=2 and 2.1% at c=4. Batches of at most 256 rows (maxBatchRows
+ * itself a quarter) lost 13%: it is not smaller batches that help, but threads that do not wait
+ * between them.
  */
 export const BEHIND_SHARE = 0.25;
 /** setTimeout fires at once past this delay (about 24.8 days): such a deadline is none. */
@@ -43,11 +45,12 @@ export interface BatcherEvents {
  * full, when a preferred size can be filled, or when its oldest row has waited
  * maxQueueDelayMicros, and only when the pool has an idle instance (with a core slot), so rows
  * arriving while every instance is busy join the next batch; once a quarter of a full batch
- * waits, a batch also queues behind a running one, so instances never idle between batches. A request larger than a batch is split
- * into balanced sub-batches that run in parallel and are reassembled in order. A request fails
- * with DeadlineExceededError at its deadline, whether its rows are queued or running. The queue
- * holds maxQueueRows: a request that finds it too full is refused with OverloadedError (try
- * again), one with more rows than it ever holds with RequestTooLargeError (never retry).
+ * waits, a batch also queues behind a running one, so instances never idle between batches. A
+ * request larger than a batch is split into balanced sub-batches that run in parallel and are
+ * reassembled in order. A request fails with DeadlineExceededError at its deadline, whether its
+ * rows are queued or running. The queue holds maxQueueRows: a request that finds it too full is
+ * refused with OverloadedError (try again), one with more rows than it ever holds with
+ * RequestTooLargeError (never retry).
  */
 export class DynamicBatcher {
   private readonly queue = new RequestQueue();
