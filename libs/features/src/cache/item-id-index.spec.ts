@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { FeatureRow } from '../feature-row';
-import { IndexedRow, ItemIdIndex, MAX_INDEXED_ID_LENGTH } from './item-id-index';
+import { IndexedRow, ItemIdIndex } from './item-id-index';
+import { MAX_INDEXED_ID_LENGTH } from './item-id-record';
 
 /** A held row as RowLru makes them, its memo fields plain (the index reads them). */
 function held(id: string, row: FeatureRow | undefined = { id }, expiresAt = Infinity): IndexedRow {

@@ -1,5 +1,22 @@
 import { randomInt } from 'node:crypto';
 import type { FeatureRow, ItemHolder, ItemMemos } from '../feature-row';
+import {
+  CHAR_INTS,
+  CHARS,
+  EMPTY,
+  EXPIRES,
+  HASH,
+  hashId,
+  LENGTH,
+  MAX_INDEXED_ID_LENGTH,
+  MEMO_KEY,
+  MEMO_VALUE,
+  packed,
+  REC,
+  REMOVED,
+  STATE,
+  TICK,
+} from './item-id-record';
 
 /** What the index keeps of a cached row; `rec` and `entry` are the index's own. */
 export interface IndexedRow extends ItemHolder {
@@ -12,34 +29,9 @@ export interface IndexedRow extends ItemHolder {
   entry: number;
 }
 
-/** Ids of up to this many characters, each below 256, are indexed (their characters inline). */
-export const MAX_INDEXED_ID_LENGTH = 32;
 /** Probes a lookup or an insertion takes at most; past them the id goes the Map's way. */
 export const MAX_INDEX_PROBES = 64;
 const INITIAL_RECORDS = 1024;
-
-// A record is 16 int32 (64 bytes). What a hit reads comes first and the characters last, so that
-// for a short id it all lies in 40 bytes: one cache line when the table's memory starts in the first
-// half of a line (an ArrayBuffer's memory is only 16-byte aligned). Moving these fields to the front
-// measured no difference (test/bench/RESULTS.md); it costs nothing either.
-const REC = 16;
-/** 0: empty; -1: removed (probes go past it); n > 0: entry n - 1. */
-const STATE = 0;
-const HASH = 1;
-/** The expiry, a float64 in ints 2-3: float index `rec / 2 + EXPIRES`. */
-const EXPIRES = 1;
-const TICK = 4;
-const MEMO_KEY = 5;
-const MEMO_VALUE = 6;
-const LENGTH = 7;
-/** The id's characters, four to an int32 (8 int32: MAX_INDEXED_ID_LENGTH). */
-const CHARS = 8;
-const CHAR_INTS = MAX_INDEXED_ID_LENGTH / 4;
-const EMPTY = 0;
-const REMOVED = -1;
-
-/** The id just hashed, packed as records hold it (see `hash`). */
-const packed = new Int32Array(CHAR_INTS);
 
 /**
  * An index of a feature store's item rows in typed arrays, beside its Map (the item cache's rows,
@@ -94,7 +86,7 @@ export class ItemIdIndex {
     if (held.id.length === 0 || held.id.length > MAX_INDEXED_ID_LENGTH) return;
     // Rebuilt first: the rebuild packs every other id.
     if ((this.live + this.removed + 1) * 2 > this.ints.length / REC) this.rebuild();
-    const hash = this.hash(held.id);
+    const hash = hashId(held.id, this.seed);
     if (hash === undefined) return;
     const rec = this.freeRecord(hash);
     if (rec < 0) return;
@@ -159,7 +151,7 @@ export class ItemIdIndex {
     if (this.found.length < n) this.found = new Int32Array(Math.max(n, 2 * this.found.length));
     const { found, ints, mask, pairs } = this;
     for (let i = 0; i < n; i++) {
-      const hash = this.hash(ids[i]);
+      const hash = hashId(ids[i], this.seed);
       found[i] = hash === undefined ? -1 : (hash & mask) * REC;
     }
     let touched = 0;
@@ -177,7 +169,7 @@ export class ItemIdIndex {
 
   /** The record of `id`, or -1 when the index does not hold it (it may still be cached). */
   find(id: string): number {
-    const hash = this.hash(id);
+    const hash = hashId(id, this.seed);
     if (hash === undefined) return -1;
     const { ints, mask } = this;
     const words = (id.length + 3) >> 2;
@@ -247,33 +239,6 @@ export class ItemIdIndex {
     return this.ints[rec + MEMO_VALUE];
   }
 
-  /**
-   * The id's hash (seeded FNV-1a over its characters, then mixed), its characters packed into
-   * `packed` four to an int32 and the rest zeroed; undefined when it cannot be indexed.
-   */
-  private hash(id: string): number | undefined {
-    const n = id.length;
-    if (n === 0 || n > MAX_INDEXED_ID_LENGTH) return undefined;
-    let h = this.seed ^ 0x811c9dc5;
-    let word = 0;
-    for (let i = 0; i < n; i++) {
-      const c = id.charCodeAt(i);
-      if (c > 0xff) return undefined;
-      word |= c << ((i & 3) << 3);
-      if ((i & 3) === 3) {
-        packed[i >> 2] = word;
-        word = 0;
-      }
-      h = Math.imul(h ^ c, 0x01000193);
-    }
-    // The last word, and zeros after it: a record holds all CHAR_INTS words.
-    for (let w = (n + 3) >> 2; w < CHAR_INTS; w++) packed[w] = 0;
-    if ((n & 3) !== 0) packed[n >> 2] = word;
-    h ^= h >>> 15;
-    h = Math.imul(h, 0x2c1b3c6d);
-    return h ^ (h >>> 12);
-  }
-
   /** The first empty or removed record on `hash`'s run; -1 past MAX_INDEX_PROBES. */
   private freeRecord(hash: number): number {
     for (let probe = 0, slot = hash & this.mask; probe < MAX_INDEX_PROBES; probe++) {
@@ -311,7 +276,7 @@ export class ItemIdIndex {
     for (let e = 1; e < this.pairs.length; e += 2) {
       const held = this.pairs[e] as IndexedRow | undefined;
       if (held === undefined) continue;
-      const hash = this.hash(held.id)!;
+      const hash = hashId(held.id, this.seed)!;
       const rec = this.freeRecord(hash);
       if (rec >= 0) {
         this.write(rec, hash, held);
