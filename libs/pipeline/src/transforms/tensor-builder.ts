@@ -216,7 +216,9 @@ function copyCells<T extends Float32Array | Int32Array>(
   // keeps many of those reads in flight, where the copy's loop kept about one. The copy then finds
   // its cells in cache. Alternated call by call in one ranker (3,000 rows at c=4), two runs:
   // 0.13-0.14 ms a call against 0.16-0.21 without, then (after ItemIdIndex.findAll) 0.105-0.15
-  // against 0.135-0.155 (test/bench/RESULTS.md, bench:rank).
+  // against 0.135-0.155. Since ItemRowCache reads the same rows ahead first (its readAhead), it
+  // makes no difference at 3,000 rows (0.098-0.122 against 0.101-0.114) and saves ~1 µs of 4.4 at
+  // 100 (test/bench/RESULTS.md, bench:rank).
   let touched = 0;
   for (let r = 0; r < rows; r++) {
     const cells = ownRows !== undefined && ownRows[r] === 1 ? ownCells! : kept;
