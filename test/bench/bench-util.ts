@@ -1,6 +1,11 @@
-import { InputFeeds } from '@app/scoring';
+import { applyOrtTelemetry, InputFeeds } from '@app/scoring';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 import { InferenceSession } from 'onnxruntime-node';
+
+// Raw onnxruntime runs as the service's model threads do, with its telemetry off (the engine's
+// default). Here, on the main thread as the benchmark loads, before any raw session starts.
+if (isMainThread) applyOrtTelemetry(false);
 
 /** The yardstick: one plain onnxruntime session on this thread, as a caller would make it. */
 export function rawSession(model: string, intraOpThreads: number): Promise<InferenceSession> {

@@ -15,6 +15,7 @@ export {
   type SessionOptions,
   type WarmupOptions,
 } from './model-options';
+export { applyOrtTelemetry, ORT_DISABLE_TELEMETRY } from './ort-telemetry';
 export * from './scoring-engine.port';
 export * from './scoring.config';
 export * from './scoring.metrics';

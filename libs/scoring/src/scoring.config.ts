@@ -1,4 +1,4 @@
-import { IsInt, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, Max, Min } from 'class-validator';
 import { availableParallelism } from 'node:os';
 
 export class ScoringConfig {
@@ -48,4 +48,12 @@ export class ScoringConfig {
   @Min(0)
   @Max(4096)
   SCORING_BUFFER_POOL_MB = 64;
+
+  /**
+   * onnxruntime's own telemetry (false: off, the default). On, onnxruntime-node records its
+   * sessions and runtime figures under ~/.cache/Microsoft and uploads them to Microsoft when a CA
+   * bundle is readable; see applyOrtTelemetry.
+   */
+  @IsBoolean()
+  SCORING_ORT_TELEMETRY = false;
 }

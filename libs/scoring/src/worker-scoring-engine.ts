@@ -4,6 +4,7 @@ import { DynamicBatcher } from './batching/dynamic-batcher';
 import { TensorBufferPool } from './batching/tensor-buffer-pool';
 import { checkFeeds } from './model-input-check';
 import { ModelLoadOptions, resolveModelOptions } from './model-options';
+import { applyOrtTelemetry } from './ort-telemetry';
 import { LoadedModelInfo, ScoreOptions, ScoringEngine } from './scoring-engine.port';
 import { ScoringConfig } from './scoring.config';
 import { ScoringMetrics } from './scoring.metrics';
@@ -39,6 +40,8 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     @Optional() @Inject(ScoringMetrics) private readonly metrics?: ScoringMetrics,
   ) {
     super();
+    // Before any model thread loads onnxruntime (the reserve fills at boot).
+    applyOrtTelemetry(config.SCORING_ORT_TELEMETRY);
     this.budget = new CoreBudget(config.SCORING_MAX_CONCURRENT_BATCHES);
     this.buffers = new TensorBufferPool(config.SCORING_BUFFER_POOL_MB * 2 ** 20, (result) =>
       metrics?.bufferTakes.inc({ result }),
