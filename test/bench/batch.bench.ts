@@ -59,6 +59,8 @@ type Size = typeof LARGE;
 interface PhaseResult {
   rowsPerS: number;
   seconds: number;
+  /** Produce requests the worker sent per second over the phase (its metrics). */
+  produceRequestsPerS: number;
   lost: number;
   duplicates: number;
   errors: number;
@@ -175,6 +177,7 @@ async function phase(
   let started = performance.now();
   let mark = backlog ? undefined : threadMark(worker.pid);
   let others = { reader: readerCpuMs(), broker: brokerCpuMs() };
+  const producesBefore = await worker.metric('ranker_batch_produce_requests_total');
   if (backlog) worker.kill('SIGSTOP');
   try {
     await topics.produce(batch, size.chunk);
@@ -194,7 +197,9 @@ async function phase(
   const lost = results.missing(ids);
   const answered = requests - lost;
   const wallMs = seconds * 1000;
+  const produces = (await worker.metric('ranker_batch_produce_requests_total')) - producesBefore;
   return {
+    produceRequestsPerS: produces / seconds,
     rowsPerS: (answered * size.candidates) / seconds,
     seconds,
     lost,
@@ -217,6 +222,7 @@ function phaseLine(name: string, p: PhaseResult, limit: number): string {
     `model threads ${p.modelCpuMsPerRequest.toFixed(2)}; broker ${p.brokerCpuMsPerRequest.toFixed(2)}, ` +
     `reader ${p.readerCpuMsPerRequest.toFixed(2)})  cores busy: worker ${p.cores.worker.toFixed(2)}, ` +
     `broker ${p.cores.broker.toFixed(2)}, reader ${p.cores.reader.toFixed(2)}  ` +
+    `produce requests ${Math.round(p.produceRequestsPerS)}/s  ` +
     `lost ${p.lost}  duplicates ${p.duplicates}  errors ${p.errors}`
   );
 }
@@ -310,6 +316,7 @@ async function main(): Promise<void> {
         broker_cpu: large.brokerCpuMsPerRequest,
         reader_cpu: large.readerCpuMsPerRequest,
         worker_cores: large.cores.worker,
+        produces: large.produceRequestsPerS,
       });
     }
 
@@ -338,6 +345,7 @@ async function main(): Promise<void> {
       broker_cpu_ms_per_large_request: fixed(log.median('broker_cpu'), 2),
       reader_cpu_ms_per_large_request: fixed(log.median('reader_cpu'), 2),
       worker_cores_busy_large: fixed(log.median('worker_cores'), 2),
+      produce_requests_per_s_large: Math.round(log.median('produces')),
       lost: totals.lost,
       duplicates: totals.duplicates,
       errors: totals.errors,

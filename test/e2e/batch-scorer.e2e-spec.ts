@@ -150,6 +150,8 @@ describe('batch scorer (in process, real broker)', () => {
     const { topics, tally, app } = spec;
     const N = 10_000;
     const before = await metric(app, 'ranker_batch_requests_total', 'outcome="ok"');
+    const recordsBefore = await metric(app, 'ranker_batch_produced_records_total');
+    const producesBefore = await metric(app, 'ranker_batch_produce_requests_total');
     const ids = Array.from({ length: N }, (_, n) => `r${n}`);
     await topics.produce(Array.from({ length: N }, (_, n) => rankRequest(n, 3)));
     await eventually(
@@ -167,6 +169,12 @@ describe('batch scorer (in process, real broker)', () => {
     expect((await metric(app, 'ranker_batch_requests_total', 'outcome="ok"')) - before).toBe(N);
     expect(await metric(app, 'ranker_batch_rows_total')).toBeGreaterThanOrEqual(3 * N);
     expect(await metric(app, 'ranker_batch_consumer_lag')).toBe(0);
+    // One result a request, results of many requests a produce request (a request leaves at most
+    // every BATCH_PRODUCE_LINGER_MS plus a round trip, so N / 2 holds unless the run takes minutes).
+    expect((await metric(app, 'ranker_batch_produced_records_total')) - recordsBefore).toBe(N);
+    const produces = (await metric(app, 'ranker_batch_produce_requests_total')) - producesBefore;
+    expect(produces).toBeGreaterThan(0);
+    expect(produces).toBeLessThan(N / 2);
   }, 200_000);
 
   it('dead-letters every kind of bad message with its reason and origin, and the partition moves on', async () => {
@@ -312,6 +320,8 @@ describe('batch scorer (in process, real broker)', () => {
       'ranker_batch_flow_control_total',
       'ranker_batch_paused',
       'ranker_batch_consumer_lag',
+      'ranker_batch_produce_requests_total',
+      'ranker_batch_produced_records_total',
       'ranker_scoring_rows_total',
       'nodejs_heap_size_used_bytes',
     ])

@@ -10,6 +10,8 @@ export class BatchScorerMetrics {
   readonly deadLetters: Counter<'reason'>;
   readonly retries: Counter<'code'>;
   readonly produceRetries: Counter<string>;
+  readonly produceRequests: Counter<string>;
+  readonly producedRecords: Counter<string>;
   readonly recordsRefused: Counter<'topic' | 'reason'>;
   readonly flowControl: Counter<'event'>;
   private readonly lag: Gauge<'topic' | 'partition'>;
@@ -46,6 +48,16 @@ export class BatchScorerMetrics {
     this.produceRetries = new Counter({
       name: 'ranker_batch_produce_retries_total',
       help: 'Produce requests (results, dead letters) sent again after a failure',
+      registers,
+    });
+    this.produceRequests = new Counter({
+      name: 'ranker_batch_produce_requests_total',
+      help: 'Produce requests sent (results and dead letters of many messages share one; retries counted)',
+      registers,
+    });
+    this.producedRecords = new Counter({
+      name: 'ranker_batch_produced_records_total',
+      help: 'Records (results, dead letters) sent in produce requests; over ranker_batch_produce_requests_total, records per request',
       registers,
     });
     this.recordsRefused = new Counter({

@@ -120,7 +120,11 @@ export class RankRequestConsumer implements OnApplicationBootstrap, BeforeApplic
     );
     this.producer = producer;
     this.batching = new BatchingProducer({
-      send: (topicMessages) => producer.sendBatch(topicMessages),
+      send: (topicMessages) => {
+        this.metrics.produceRequests.inc();
+        for (const { messages } of topicMessages) this.metrics.producedRecords.inc(messages.length);
+        return producer.sendBatch(topicMessages);
+      },
       maxBatchBytes: PRODUCE_BATCH_BYTES,
       lingerMs: c.BATCH_PRODUCE_LINGER_MS,
       refused: this.messages.replaceRefused,
