@@ -93,8 +93,8 @@ export class BatchScorerConfig {
    * Results wait this long for more to share their produce request (fewer requests, less CPU).
    * 50 against 10 (bench:batch, 1,000-candidate backlog, four alternated pairs, 2026-12-06): 16
    * produce requests a second against 49-52, the worker's main thread 1.31-1.69 ms of CPU a
-   * request against 1.69-1.98, the broker 0.35-0.47 against 0.56-0.64. A result so waits up to
-   * 50 ms more before it leaves when the worker is not busy.
+   * request against 1.69-1.98, the broker 0.35-0.56 against 0.56-0.64 (both lower in each pair).
+   * A result so waits up to 50 ms more before it leaves when the worker is not busy.
    */
   @IsInt()
   @Min(0)
