@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -8,9 +8,18 @@ import { applyOrtTelemetry, ORT_DISABLE_TELEMETRY } from './ort-telemetry';
 const CHILD = join(__dirname, 'ort-telemetry.child.ts');
 const ORT_CACHE = '.cache/Microsoft/DeveloperTools/.onnxruntime';
 
-/** Runs the child with its own HOME and no ORT_DISABLE_TELEMETRY inherited; resolves its pid. */
+/**
+ * Runs the child with its own HOME and no ORT_DISABLE_TELEMETRY inherited; resolves its pid.
+ * onnxruntime puts its event store under XDG_CACHE_HOME when that is set (a CI runner may set it)
+ * and under HOME/.cache otherwise: the child gets XDG_CACHE_HOME pointed into its HOME, so the
+ * store lands where these checks look whatever the runner's environment holds.
+ */
 function runChild(telemetry: boolean, home: string): Promise<number> {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    XDG_CACHE_HOME: join(home, '.cache'),
+  };
   delete env[ORT_DISABLE_TELEMETRY];
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -44,7 +53,9 @@ describe('onnxruntime telemetry', () => {
 
   it('records its events when SCORING_ORT_TELEMETRY is on (what the check above would see)', async () => {
     const pid = await runChild(true, home);
-    expect(existsSync(join(home, ORT_CACHE, 'onnxruntime.db'))).toBe(true);
+    // The whole listing, so a runner where the store lands elsewhere says where.
+    const left = readdirSync(home, { recursive: true, encoding: 'utf8' });
+    expect(left).toContain(join(ORT_CACHE, 'onnxruntime.db'));
     rmSync(join('/tmp', `mat-debug-${pid}.log`), { force: true });
   }, 90_000);
 

@@ -6,8 +6,9 @@ export const ORT_DISABLE_TELEMETRY = 'ORT_DISABLE_TELEMETRY';
 /**
  * Turns onnxruntime's own telemetry off unless `enabled` (SCORING_ORT_TELEMETRY). The Linux build
  * of onnxruntime-node 1.30 records events (each session's creation, a periodic runtime summary,
- * the machine's metrics) into a SQLite file under `~/.cache/Microsoft/DeveloperTools/.onnxruntime`,
- * leaves an empty `/tmp/mat-debug-<pid>.log` per process, and uploads the events to
+ * the machine's metrics) into a SQLite file under
+ * `$XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime` (`~/.cache` when XDG_CACHE_HOME is
+ * unset), leaves an empty `/tmp/mat-debug-<pid>.log` per process, and uploads the events to
  * `mobile.events.data.microsoft.com` when it finds a CA bundle to check the server with. A
  * ranking service does not report its traffic to a third party unless its operator asks it to.
  *
