@@ -48,7 +48,7 @@ describe('onnxruntime telemetry', () => {
   });
 
   // No positive control here. On this project's machines a child run with the setting on leaves
-  // `${ORT_CACHE}/onnxruntime.db` and `deviceid` (checked by hand, and by this suite until
+  // onnxruntime.db and deviceid under ORT_CACHE (checked by hand, and by this suite until
   // 2026-12-06), but on the CI runner onnxruntime recorded nothing even with telemetry allowed and
   // both HOME and XDG_CACHE_HOME pinned into the child's HOME: what else gates it there
   // (ORT_RUNNING_UNIT_TESTS=1 is one switch; no network, no /etc/machine-id, no CA bundle and a
