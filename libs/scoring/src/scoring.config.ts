@@ -51,8 +51,8 @@ export class ScoringConfig {
 
   /**
    * onnxruntime's own telemetry (false: off, the default). On, onnxruntime-node records its
-   * sessions and runtime figures under ~/.cache/Microsoft and uploads them to Microsoft when a CA
-   * bundle is readable; see applyOrtTelemetry.
+   * sessions and runtime figures under $XDG_CACHE_HOME/Microsoft (~/.cache/Microsoft when unset)
+   * and uploads them to Microsoft when a CA bundle is readable; see applyOrtTelemetry.
    */
   @IsBoolean()
   SCORING_ORT_TELEMETRY = false;
