@@ -5,7 +5,7 @@ import { fnv1a32 } from './feature-hash';
 import { FeatureValues } from './feature-values';
 import { InputFeeds } from '@app/scoring';
 import { ItemRowCache } from './item-row-cache';
-import { BuiltInputs, TensorBuilder } from './tensor-builder';
+import { BuiltInputs, cellRuns, TensorBuilder } from './tensor-builder';
 
 const features: BundleSpec['features'] = {
   user: { age: { type: 'number', default: 30 } },
@@ -276,6 +276,31 @@ describe('TensorBuilder', () => {
           { op: 'standardize', feature: ref('user', 'age'), mean: 30, std: 5 },
         ],
       },
+      {
+        // Item-only columns in runs (copied a run at a time, see cellRuns): two side by side
+        // whose slots are new, one whose slot another input took first (its run breaks), a
+        // context column between, then two more.
+        name: 'runs',
+        dtype: 'int64',
+        columns: [
+          { op: 'hash', feature: ref('item', 'id'), buckets: 101 },
+          { op: 'bucketize', feature: ref('item', 'price'), boundaries: [1, 3, 5] },
+          { op: 'hash', feature: ref('item', 'category'), buckets: 50 },
+          { op: 'hash', feature: ref('context', 'device'), buckets: 7 },
+          { op: 'hash', feature: ref('item', 'id'), buckets: 103 },
+          { op: 'hash', feature: ref('item', 'category'), buckets: 51 },
+        ],
+      },
+      {
+        name: 'floatRuns',
+        dtype: 'float32',
+        columns: [
+          { op: 'standardize', feature: ref('item', 'price'), mean: 3, std: 2 },
+          { op: 'log1p', feature: ref('item', 'price') },
+          { op: 'standardize', feature: ref('user', 'age'), mean: 30, std: 5 },
+          { op: 'identity', feature: ref('item', 'price') },
+        ],
+      },
     ];
     const pathValues = new FeatureValues(features, paths);
     const n = 257;
@@ -354,6 +379,34 @@ describe('TensorBuilder', () => {
     it('on three builds of the same rows (the later ones from kept values)', () => {
       const builder = new TensorBuilder(paths, pathValues);
       for (let round = 0; round < 3; round++) expectCells(paths, builder.build(many));
+    });
+  });
+
+  describe('cellRuns', () => {
+    it('joins columns side by side that read slots side by side, in elements of the row', () => {
+      const columns = [
+        { col: 2, slot: 0 },
+        { col: 3, slot: 1 },
+        { col: 4, slot: 2 },
+        { col: 5, slot: 7 },
+        { col: 7, slot: 8 },
+        { col: 8, slot: 9 },
+      ];
+      expect([...cellRuns(columns, 1)]).toEqual([2, 0, 3, 5, 7, 1, 7, 8, 2]);
+      expect([...cellRuns(columns, 2)]).toEqual([4, 0, 3, 10, 7, 1, 14, 8, 2]);
+    });
+
+    it('makes no runs of no columns, and one run a column when nothing is side by side', () => {
+      expect([...cellRuns([], 2)]).toEqual([]);
+      expect([
+        ...cellRuns(
+          [
+            { col: 0, slot: 3 },
+            { col: 1, slot: 2 },
+          ],
+          1,
+        ),
+      ]).toEqual([0, 3, 1, 1, 2, 1]);
     });
   });
 
