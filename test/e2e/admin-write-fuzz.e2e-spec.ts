@@ -29,7 +29,8 @@ const HOSTILE = 4_000;
 /** Every RANK_EVERY-th request is one of the fixed rank calls. */
 const RANK_EVERY = 8;
 const CONCURRENCY = 8;
-const SEED = 20_261_201;
+/** fast-check seed: fixed, so a failure replays; FUZZ_SEED tries others. */
+const SEED = Number(process.env.FUZZ_SEED || 20_261_201);
 
 const RANKS: Record<string, unknown>[] = [
   { user: { id: 'u1' }, candidates: [{ id: 'i1' }, { id: 'i2' }, { id: 'i3' }] },
@@ -126,11 +127,17 @@ describe('admin API write fuzz (hostile traffic bodies and headers over HTTP)', 
 
   /** Why this answer breaks the rules, or undefined. */
   function problem(request: Hostile, status: number, text: string, requestId: string | null) {
-    if (!allowed(request).includes(status)) return `status ${status} for ${request.kind}`;
+    // A body over the limit is refused whole, whatever else it breaks: generated values can add
+    // up past it (FUZZ_SEED=0 made a poisoned config of two deep values, 413 and right).
+    const tooLarge =
+      status === 413 && request.body !== undefined && Buffer.byteLength(request.body) > BODY_LIMIT;
+    if (!tooLarge && !allowed(request).includes(status))
+      return `status ${status} for ${request.kind}`;
     if (status === 200) return undefined;
     // Node refuses oversized headers before there is a request, or a request id.
     const check = checkErrorBody(text, status === 431 ? undefined : requestId);
     if ('problem' in check) return `${status}: ${check.problem}`;
+    if (tooLarge) return undefined;
     const { paths } = check;
     // The path itself, one below it (a key of a container refused whole), or one above it (a
     // container refused whole, e.g. a config key where the call takes none).

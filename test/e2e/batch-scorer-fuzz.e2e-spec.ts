@@ -22,7 +22,7 @@ import { FuzzCase, FuzzHeaders, RequestIds } from '../support/fuzz/fuzz-case';
 import { fuzzMessages } from '../support/fuzz/rank-message-fuzz';
 import { RankTopics, ReadRecord } from '../support/rank-topics';
 
-const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
+const SEED = Number(process.env.FUZZ_SEED || 20_261_201);
 const MESSAGES = 1_200;
 const PARTITIONS = 4;
 const LIMITS = { queueRows: 128, queueModel: 'ctr', maxCandidates: 256 };

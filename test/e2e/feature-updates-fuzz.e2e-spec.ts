@@ -20,7 +20,7 @@ const topic = `e2e-feature-fuzz-${run}`;
 const dlqTopic = `${topic}-dlq`;
 const writerGroup = `e2e-feature-fuzz-writer-${run}`;
 const dlqReaderGroup = `e2e-feature-fuzz-dlq-${run}`;
-const SEED = Number(process.env.FUZZ_SEED ?? 20_260_707);
+const SEED = Number(process.env.FUZZ_SEED || 20_260_707);
 const MESSAGES = 3_000;
 const FUZZ_HEADER = 'x-fuzz-id';
 
