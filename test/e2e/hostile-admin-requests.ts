@@ -38,7 +38,7 @@ const notObject = fc.oneof(
   fc
     .jsonValue({ maxDepth: 2 })
     .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)),
-  // Deep nesting, sent as it is (JSON.stringify of a value this deep would not get this far).
+  // Deep nesting, generated as its JSON text and sent as it is.
   fc.integer({ min: 1_000, max: 20_000 }).map((n) => ({ raw: '['.repeat(n) + ']'.repeat(n) })),
 );
 /** The nesting branch of notObject: text to send as it is (jsonValue makes no plain objects). */
