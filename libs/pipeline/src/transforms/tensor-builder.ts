@@ -33,8 +33,6 @@ interface CompiledInput {
    * offset of its first column in a row, its first slot, its length (see cellRuns).
    */
   itemRuns: Int32Array;
-  /** Columns the runs cover. */
-  itemWidth: number;
   /** Mix user/context and one item string (its key): the column's value of the kept key. */
   keyed: Placed[];
   /** Anything else per item: computed per row. */
@@ -72,7 +70,6 @@ export class TensorBuilder {
         width: input.columns.length,
         tiled: [],
         itemRuns: new Int32Array(0),
-        itemWidth: 0,
         keyed: [],
         perRow: [],
       };
@@ -89,7 +86,6 @@ export class TensorBuilder {
         } else compiled.perRow.push({ col, column, slot: -1 });
       });
       compiled.itemRuns = cellRuns(itemOnly, stride);
-      compiled.itemWidth = itemOnly.length;
       return compiled;
     });
   }
@@ -166,7 +162,7 @@ export class TensorBuilder {
       const count = Math.min(filled, rows - filled);
       out.copyWithin(filled * rowLength, 0, count * rowLength);
     }
-    if (input.itemWidth > 0) {
+    if (input.itemRuns.length > 0) {
       // Kept rows' cells are side by side in one arena: this reads contiguous memory. The cells
       // are read as the input's own type: a copy, no conversion.
       const int = stride === 2;
