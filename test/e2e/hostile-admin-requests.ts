@@ -10,6 +10,7 @@
 import fc from 'fast-check';
 import { isJson, NON_JSON_TYPES } from './error-body-check';
 import { poisonedBody } from './hostile-traffic-bodies';
+import { raw, toJson } from './hostile-values';
 
 export type Route = 'put' | 'delete' | 'rollback' | 'reload';
 export const ROUTES: Record<Route, { method: string; tail: string }> = {
@@ -38,13 +39,9 @@ const notObject = fc.oneof(
   fc
     .jsonValue({ maxDepth: 2 })
     .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)),
-  // Deep nesting, generated as its JSON text and sent as it is.
-  fc.integer({ min: 1_000, max: 20_000 }).map((n) => ({ raw: '['.repeat(n) + ']'.repeat(n) })),
+  // Deep nesting, as raw JSON text (toJson puts it in place).
+  fc.integer({ min: 1_000, max: 20_000 }).map((n) => raw('['.repeat(n) + ']'.repeat(n))),
 );
-/** The nesting branch of notObject: text to send as it is (jsonValue makes no plain objects). */
-function isRawText(value: unknown): value is { raw: string } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'raw' in value;
-}
 
 const forged = (token: string) =>
   fc.oneof(
@@ -109,10 +106,10 @@ export const hostileAdminCall = (token: string, bodyLimit: number): fc.Arbitrary
       arbitrary: fc.tuple(route, notObject).map(([r, v]) => ({
         kind: 'not-object',
         route: r,
-        // Every other value as its JSON text: a generated string that starts with `[` is a JSON
-        // string, not an array (FUZZ_SEED=4242 sent `[x^` raw, malformed, to reload, which takes
-        // no body and rightly refused it with 400).
-        body: isRawText(v) ? v.raw : JSON.stringify(v),
+        // Through toJson, as the poisoned bodies: a generated string that starts with `[` is a
+        // JSON string, not raw text (told apart by that prefix, FUZZ_SEED=4242 sent `[x^` raw,
+        // malformed, to reload, which takes no body and rightly refused it with 400).
+        body: toJson(v),
         names: ['body'],
       })),
     },

@@ -11,7 +11,8 @@ import fc from 'fast-check';
 // ---- raw JSON text inside a value: a marker string replaced after JSON.stringify ----
 
 const raws: string[] = [];
-const raw = (text: string): string => {
+/** A marker for `text`, put in its place by toJson. */
+export const raw = (text: string): string => {
   raws.push(text);
   return `\u0000raw:${raws.length - 1}\u0000`;
 };
