@@ -1,11 +1,16 @@
 /**
- * pipeline.yaml is read in a worker thread: the serving thread keeps running while a large file is
- * parsed, and a reading that takes too long or too much memory is a refusal, not a crash.
+ * pipeline.yaml is read in a child process: the serving thread keeps running while a large file
+ * is parsed, and a reading that takes too long or too much memory is a refusal, not a crash.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GOLDEN_PART_CANDIDATES } from './golden-parts';
-import { readGoldenOffThread, readSpecOffThread, SPEC_READ_LIMITS } from './spec-thread';
+import {
+  readGoldenOffThread,
+  readSpecOffThread,
+  SPEC_READ_LIMITS,
+  SPEC_READER_NICE,
+} from './spec-thread';
 
 const EXAMPLE = readFileSync(join(__dirname, '../../../../models/feed/v1/pipeline.yaml'), 'utf8');
 
@@ -29,6 +34,33 @@ describe('readSpecOffThread', () => {
     expect(read.reading.errors).toEqual([]);
     expect(read.reading.spec.models.map((m) => m.name)).toEqual(['ctr', 'mtl']);
     expect(read.reading.spec.fusion).toContain('ctr.ctr');
+  });
+
+  it('reads in a child process whose every thread runs at SPEC_READER_NICE, not in this one', async () => {
+    const before = threadsOf(process.pid);
+    expect((await readSpecOffThread(EXAMPLE)).ok).toBe(true);
+    // One reader per set of limits (and, in a test process, per test file that read a bundle).
+    const readers = readersOf(process.pid);
+    expect(readers.length).toBeGreaterThanOrEqual(1);
+    for (const reader of readers) {
+      const nices = threadsOf(reader).map(({ nice }) => nice);
+      // The main thread, V8's platform threads (the parser's compiler) and libuv's, all lowered.
+      expect(nices.length).toBeGreaterThan(4);
+      expect(new Set(nices)).toEqual(new Set([SPEC_READER_NICE]));
+    }
+    // Nothing of this process was lowered by it.
+    const after = new Map(threadsOf(process.pid).map(({ tid, nice }) => [tid, nice]));
+    for (const { tid, nice } of before) if (after.has(tid)) expect(after.get(tid)).toBe(nice);
+  });
+
+  it('lets an idle reader go, and starts a new one for the next question', async () => {
+    const limits = { ...SPEC_READ_LIMITS, idleMs: 200 };
+    const others = new Set(readersOf(process.pid));
+    expect((await readSpecOffThread(EXAMPLE, limits)).ok).toBe(true);
+    const mine = readersOf(process.pid).filter((pid) => !others.has(pid));
+    expect(mine).toHaveLength(1);
+    await waitFor(() => !readersOf(process.pid).includes(mine[0]), 10_000);
+    expect((await readSpecOffThread(EXAMPLE, limits)).ok).toBe(true);
   });
 
   it('names the line of a YAML syntax error', async () => {
@@ -63,6 +95,7 @@ describe('readSpecOffThread', () => {
 
   it('refuses a file whose reading runs out of memory, and the process lives on', async () => {
     const read = await readSpecOffThread(largeYaml(1 << 20), {
+      ...SPEC_READ_LIMITS,
       timeoutMs: 60_000,
       maxOldGenerationSizeMb: 8,
     });
@@ -87,7 +120,7 @@ describe('readGoldenOffThread', () => {
       expected: Array.from({ length: n }, (_, c) => c / n),
     });
 
-  it('parses a line of megabytes in the reader thread and hands it over a part at a time', async () => {
+  it('parses a line of megabytes in the reader process and hands it over a part at a time', async () => {
     const n = 40_000;
     const text = `${bigLine(n)}\n`;
     expect(text.length).toBeGreaterThan(4 << 20);
@@ -95,7 +128,7 @@ describe('readGoldenOffThread', () => {
     const timer = setInterval(() => ticks++, 5);
     const parts = readGoldenOffThread(Buffer.from(text));
     const first = await parts.next();
-    // JSON.parse and validation of the line took the reader thread ~100 ms or more; the calling
+    // JSON.parse and validation of the line took the reader ~100 ms or more; the calling
     // thread's timers kept firing meanwhile.
     const ticksBeforeFirst = ticks;
     let candidates = 0;
@@ -123,7 +156,20 @@ describe('readGoldenOffThread', () => {
     expect(await parts.next()).toBeUndefined();
   });
 
-  it('a reading closed halfway leaves the thread answering the next one', async () => {
+  it('keeps its reader between the parts of a reading, however long the caller takes', async () => {
+    const limits = { ...SPEC_READ_LIMITS, idleMs: 50 };
+    const parts = readGoldenOffThread(Buffer.from(`${bigLine(2000)}\n`), limits);
+    let candidates = 0;
+    for (let part = await parts.next(); part; part = await parts.next()) {
+      if ('error' in part) throw new Error(part.error);
+      candidates += part.candidates.length;
+      // Longer than idleMs between parts: the reader must still hold the rest of the line.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(candidates).toBe(2000);
+  });
+
+  it('a reading closed halfway leaves the reader answering the next one', async () => {
     const text = `${bigLine(2000)}\n${bigLine(3)}\n`;
     const first = readGoldenOffThread(Buffer.from(text));
     expect(await first.next()).toMatchObject({ line: 1, offset: 0 });
@@ -137,3 +183,46 @@ describe('readGoldenOffThread', () => {
     expect(lines).toEqual([1, 1, 1, 1, 2]);
   });
 });
+
+function readersOf(pid: number): number[] {
+  return childrenOf(pid).filter((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('spec-worker');
+    } catch {
+      return false;
+    }
+  });
+}
+
+async function waitFor(condition: () => boolean, withinMs: number): Promise<void> {
+  for (const until = Date.now() + withinMs; !condition();) {
+    if (Date.now() > until) throw new Error(`not so within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A /proc stat file's fields after the command (`)`), from field 3 (state) on. */
+function statFields(path: string): string[] {
+  const stat = readFileSync(path, 'latin1');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return Number(statFields(`/proc/${name}/stat`)[4 - 3]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function threadsOf(pid: number): { tid: number; nice: number }[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => ({
+    tid: Number(tid),
+    nice: Number(statFields(`/proc/${pid}/task/${tid}/stat`)[19 - 3]),
+  }));
+}

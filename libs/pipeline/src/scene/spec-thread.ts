@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { ChildProcess, fork } from 'node:child_process';
 import { extname, join } from 'node:path';
 import type { GoldenPart } from './golden-parts';
 import { PIPELINE_FILE, SpecTextReading } from './spec-text';
@@ -6,12 +6,22 @@ import { PIPELINE_FILE, SpecTextReading } from './spec-text';
 const WORKER_FILE = join(__dirname, `spec-worker${extname(__filename)}`);
 const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', '@swc-node/register'] : [];
 
-/** How long a reading (or one golden part) may take, and the memory its reader may use. */
-export const SPEC_READ_LIMITS = { timeoutMs: 30_000, maxOldGenerationSizeMb: 256 };
+/**
+ * How long a reading (or one golden part) may take, the memory its reader may use, and how long a
+ * reader with nothing under way lives on.
+ */
+export const SPEC_READ_LIMITS = { timeoutMs: 30_000, maxOldGenerationSizeMb: 256, idleMs: 30_000 };
+
+/**
+ * The nice value the reader process gives all its threads (spec-worker.ts): below every thread
+ * of the serving process, the model threads' SCORING_WORKER_NICE included. It never serves: under
+ * load a bundle's reading may wait, a request may not.
+ */
+export const SPEC_READER_NICE = 19;
 
 type Limits = typeof SPEC_READ_LIMITS;
 
-/** What the reader thread is asked (spec-worker.ts): a golden reading is asked part by part. */
+/** What the reader process is asked (spec-worker.ts): a golden reading is asked part by part. */
 export type ToSpecWorker =
   | { kind: 'spec'; id: number; text: string }
   | { kind: 'golden'; id: number; bytes: Uint8Array }
@@ -22,23 +32,37 @@ export type ToSpecWorker =
 export type FromSpecWorker =
   { id: number; reading: SpecTextReading } | { id: number; part: GoldenPart | undefined };
 
-/** Why the thread gave no answer (out of time, out of memory, stopped). */
+/** Why the reader gave no answer (out of time, out of memory, stopped). */
 interface Refused {
   id: number;
   refused: string;
 }
 
+/** The last bytes of the reader's stderr kept, to tell why it died (V8 prints an OOM there). */
+const STDERR_TAIL = 4096;
+
 /**
- * One worker thread that reads bundle texts: pipeline.yaml (readSpecText) and golden.jsonl
- * (goldenParts), one question at a time. It lives on between bundles: starting it loads the YAML
- * parser and the schema (~0.4 s of CPU), which a live load must not pay beside traffic. A
- * question that runs out of time is abandoned with its thread, and one that runs out of memory
- * takes only its thread; the next question starts a new one.
+ * One child process that reads bundle texts: pipeline.yaml (readSpecText) and golden.jsonl
+ * (goldenParts), one question at a time. A process, not a thread of the serving process: the
+ * `yaml` package takes 50-100 ms of CPU over the example's 7 kB pipeline.yaml when its code is
+ * cold (as it is at a swap hours after the last), half of it V8 compiling the parser on its
+ * platform threads, which a thread of the serving process shares with the serving thread's own
+ * collector and compiler. In a process of its own at SPEC_READER_NICE, all of that waits for
+ * the cores the serving threads leave. It lives on between the bundles of a burst (a boot, a
+ * rollout of several scenes) and leaves after `idleMs` with no question and no golden
+ * reading open: an idle process costs memory, and starting one (~0.4 s of CPU to load the YAML
+ * parser and the schema) now happens at its low priority, outside the serving process. A question
+ * that runs out of time is abandoned with its process, and one that runs out of memory takes only
+ * its process; the next question starts a new one.
  */
-class SpecReaderThread {
-  private worker: Worker | undefined;
+class SpecReader {
+  private child: ChildProcess | undefined;
+  private stderr = '';
   private nextId = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Questions asked and not answered, and golden readings begun and not over. */
+  private busy = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly limits: Limits) {}
 
@@ -46,78 +70,115 @@ class SpecReaderThread {
     return ++this.nextId;
   }
 
-  /** `transfer`: buffers of `message` that move to the thread (no copy; unusable here after). */
-  ask(message: ToSpecWorker, transfer: ArrayBuffer[] = []): Promise<FromSpecWorker | Refused> {
-    const answer = this.queue.then(() => this.askNow(message, transfer));
-    this.queue = answer;
+  ask(message: ToSpecWorker): Promise<FromSpecWorker | Refused> {
+    this.hold();
+    const answer = this.queue.then(() => this.askNow(message));
+    this.queue = answer.finally(() => this.release());
     return answer;
   }
 
-  /** A message that needs no answer, for the thread as it is now (none: nothing to tell). */
-  tell(message: ToSpecWorker): void {
-    this.worker?.postMessage(message);
+  /**
+   * Keeps the reader while something is under way: a question, or a golden reading between its
+   * parts (the reader holds the rest of the file; a new one would answer that there is none).
+   */
+  hold(): void {
+    this.busy++;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
-  private askNow(
-    message: ToSpecWorker,
-    transfer: ArrayBuffer[],
-  ): Promise<FromSpecWorker | Refused> {
-    const worker = (this.worker ??= this.start());
+  release(): void {
+    if (--this.busy > 0) return;
+    this.idleTimer = setTimeout(() => this.retire(), this.limits.idleMs);
+    this.idleTimer.unref();
+  }
+
+  /** Lets an idle reader go (it exits when its channel closes); the next question starts one. */
+  private retire(): void {
+    const child = this.child;
+    if (this.busy > 0 || child === undefined) return;
+    this.child = undefined;
+    if (child.connected) child.disconnect();
+  }
+
+  /** A message that needs no answer, for the reader as it is now (none: nothing to tell). */
+  tell(message: ToSpecWorker): void {
+    if (this.child?.connected) this.child.send(message);
+  }
+
+  private askNow(message: ToSpecWorker): Promise<FromSpecWorker | Refused> {
+    const child = (this.child ??= this.start());
     const { id } = message;
     return new Promise((resolve) => {
       const done = (answer: FromSpecWorker | Refused) => {
         clearTimeout(timer);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
+        child.off('message', onMessage);
+        child.off('error', onError);
+        child.off('exit', onExit);
         resolve(answer);
       };
       const refuse = (refused: string) => {
-        if (this.worker === worker) this.worker = undefined;
+        if (this.child === child) this.child = undefined;
         done({ id, refused });
       };
       const onMessage = (answer: FromSpecWorker) => {
         if (answer.id === id) done(answer);
       };
       const onError = (error: Error) => refuse(`could not be read: ${error.message}`);
-      const onExit = () => refuse('could not be read: its reader stopped without an answer');
+      const onExit = () =>
+        refuse(
+          /heap out of memory|heap limit/i.test(this.stderr)
+            ? `could not be read: its reader ran out of memory (${this.limits.maxOldGenerationSizeMb} MB)`
+            : 'could not be read: its reader stopped without an answer',
+        );
       const timer = setTimeout(() => {
         refuse(`not read within ${this.limits.timeoutMs} ms; abandoned`);
-        void worker.terminate();
+        child.kill('SIGKILL');
       }, this.limits.timeoutMs);
-      worker.on('message', onMessage);
-      worker.once('error', onError);
-      worker.once('exit', onExit);
-      worker.postMessage(message, transfer);
+      child.on('message', onMessage);
+      child.once('error', onError);
+      child.once('exit', onExit);
+      child.send(message, (error) => {
+        if (error) refuse(`could not be read: ${error.message}`);
+      });
     });
   }
 
-  private start(): Worker {
-    const worker = new Worker(WORKER_FILE, {
-      execArgv: WORKER_EXEC_ARGV,
-      resourceLimits: { maxOldGenerationSizeMb: this.limits.maxOldGenerationSizeMb },
+  private start(): ChildProcess {
+    this.stderr = '';
+    const child = fork(WORKER_FILE, [String(SPEC_READER_NICE)], {
+      execArgv: [...WORKER_EXEC_ARGV, `--max-old-space-size=${this.limits.maxOldGenerationSizeMb}`],
+      // Structured clone, as between threads: typed arrays and undefined survive the trip.
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      if (this.child === child) this.stderr = (this.stderr + chunk).slice(-STDERR_TAIL);
     });
     // An idle reader never keeps the process alive; whenever it dies, the next question starts anew.
-    worker.unref();
+    child.unref();
+    child.channel?.unref();
+    (child.stderr as { unref?: () => void } | null)?.unref?.();
     const forget = () => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.child === child) this.child = undefined;
     };
-    worker.on('error', forget);
-    worker.on('exit', forget);
-    return worker;
+    child.on('error', forget);
+    child.on('exit', forget);
+    return child;
   }
 }
 
-const shared = new Map<Limits, SpecReaderThread>();
+const shared = new Map<Limits, SpecReader>();
 
-function readerFor(limits: Limits): SpecReaderThread {
+function readerFor(limits: Limits): SpecReader {
   let reader = shared.get(limits);
-  if (!reader) shared.set(limits, (reader = new SpecReaderThread(limits)));
+  if (!reader) shared.set(limits, (reader = new SpecReader(limits)));
   return reader;
 }
 
 /**
- * readSpecText in a worker thread, so a large or hostile pipeline.yaml (the `yaml` package parses
+ * readSpecText in the reader process, so a large or hostile pipeline.yaml (the `yaml` package parses
  * 1 MB in seconds) never stalls the requests served meanwhile. A reading that runs out of time or
  * memory is a refusal of the file, not a crash of the process.
  */
@@ -137,14 +198,13 @@ export async function readSpecOffThread(
 export interface GoldenReader {
   /** The next part; undefined once there is none. A refusal is a part at line 0, the last. */
   next(): Promise<GoldenPart | undefined>;
-  /** Drops what the thread holds of the reading (call it when stopping before the end). */
+  /** Drops what the reader holds of the reading (call it when stopping before the end). */
   close(): void;
 }
 
 /**
- * goldenParts in the reader thread, one part per question: `bytes` (golden.jsonl as read; its
- * ArrayBuffer moves to the thread where `bytes` spans it, see ownBuffer) are decoded,
- * and each line parsed and validated there (a line may be megabytes of JSON); the serving thread
+ * goldenParts in the reader process, one part per question: `bytes` (golden.jsonl as read) are
+ * copied there, decoded, and each line parsed and validated there (a line may be megabytes of JSON); the serving thread
  * takes in one part of at most GOLDEN_PART_CANDIDATES candidates per event-loop turn, when it
  * asks for it. A reading that runs out of time (per part) or memory ends with a part at line 0
  * saying why.
@@ -155,38 +215,38 @@ export function readGoldenOffThread(bytes: Uint8Array, limits = SPEC_READ_LIMITS
   // Held until it is sent: the file can be megabytes.
   let unsent: Uint8Array | undefined = bytes;
   let state: 'new' | 'reading' | 'over' = 'new';
+  const over = () => {
+    if (state === 'reading') reader.release();
+    state = 'over';
+  };
   return {
     async next() {
       if (state === 'over') return undefined;
       const sending = unsent;
       unsent = undefined;
+      if (state === 'new') {
+        // The reader stays until this reading is over: it holds the rest of the file.
+        reader.hold();
+        state = 'reading';
+      }
       const answer = await (sending === undefined
         ? reader.ask({ kind: 'next', id })
-        : reader.ask({ kind: 'golden', id, bytes: sending }, ownBuffer(sending)));
-      state = 'reading';
+        : reader.ask({ kind: 'golden', id, bytes: sending }));
       if ('refused' in answer) {
-        state = 'over';
+        over();
         return { line: 0, error: answer.refused };
       }
-      if (!('part' in answer)) throw new Error('spec reader answered a golden part with a spec');
-      if (answer.part === undefined) state = 'over';
+      if (!('part' in answer)) {
+        over();
+        throw new Error('spec reader answered a golden part with a spec');
+      }
+      if (answer.part === undefined) over();
       return answer.part;
     },
     close() {
       if (state === 'reading') reader.tell({ kind: 'close', id });
       unsent = undefined;
-      state = 'over';
+      over();
     },
   };
-}
-
-/**
- * `bytes`' ArrayBuffer to transfer when the view spans it (to one spare byte, which
- * BundleFiles.readBytes leaves), so that no other view can lose its memory: a view into a larger
- * buffer (a pooled Buffer) is copied instead.
- */
-function ownBuffer(bytes: Uint8Array): ArrayBuffer[] {
-  const { buffer } = bytes;
-  const spans = bytes.byteOffset === 0 && buffer.byteLength <= bytes.byteLength + 1;
-  return spans && buffer instanceof ArrayBuffer ? [buffer] : [];
 }

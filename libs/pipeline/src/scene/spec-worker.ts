@@ -1,20 +1,24 @@
 /**
- * Worker thread entry of spec-thread.ts: reads pipeline.yaml texts (one message each) and
+ * Child process entry of spec-thread.ts: reads pipeline.yaml texts (one message each) and
  * golden.jsonl texts (a part per request), for as long as it lives (its modules load once, not
- * once per bundle).
+ * once per bundle). Its first argument is the nice value it runs at (SPEC_READER_NICE).
  */
-import { parentPort } from 'node:worker_threads';
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import type { GoldenPart } from './golden-parts';
 import { readSpecText } from './spec-text';
 import type { FromSpecWorker, ToSpecWorker } from './spec-thread';
 
-const port = parentPort!;
+lowerEveryThread(Number(process.argv[2] ?? 0));
+// The serving process is gone (or dropped its reader): nothing is left to answer.
+process.on('disconnect', () => process.exit(0));
+
 /** Golden readings in progress, by id: the parts not yet asked for. */
 const golden = new Map<number, Iterator<GoldenPart>>();
 
-port.on('message', (message: ToSpecWorker) => {
+process.on('message', (message: ToSpecWorker) => {
   const { id } = message;
-  const post = (reply: FromSpecWorker) => port.postMessage(reply);
+  const post = (reply: FromSpecWorker) => process.send?.(reply);
   switch (message.kind) {
     case 'spec':
       return post({ id, reading: readSpecText(message.text) });
@@ -58,4 +62,33 @@ function nextPart(id: number, post: (reply: FromSpecWorker) => void): void {
     return post({ id, part: undefined });
   }
   post({ id, part: next.value });
+}
+
+/**
+ * On Linux a nice value belongs to a thread, and threads start at their creator's: V8's platform
+ * threads (which compile the parser) are running already, so each is lowered by its id, and the
+ * main thread last, so those started later (libuv's pool) inherit it. Lowering needs no
+ * privilege; a platform without /proc lowers the main thread only.
+ */
+function lowerEveryThread(nice: number): void {
+  if (!(nice > 0)) return;
+  let tids: string[] = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    // Not Linux.
+  }
+  for (const tid of tids) {
+    if (Number(tid) === process.pid) continue;
+    try {
+      setPriority(Number(tid), nice);
+    } catch {
+      // The thread ended between the listing and now.
+    }
+  }
+  try {
+    setPriority(0, nice);
+  } catch {
+    // Not allowed here: the reader runs at its parent's priority.
+  }
 }
