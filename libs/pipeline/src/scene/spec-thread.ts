@@ -57,7 +57,8 @@ const STDERR_TAIL = 4096;
  */
 class SpecReader {
   private child: ChildProcess | undefined;
-  private stderr = '';
+  /** The tail of each reader's stderr, read once it is gone to say why it went. */
+  private readonly stderr = new WeakMap<ChildProcess, string>();
   private nextId = 0;
   private queue: Promise<unknown> = Promise.resolve();
   /** Questions asked and not answered, and golden readings begun and not over. */
@@ -114,7 +115,7 @@ class SpecReader {
         clearTimeout(timer);
         child.off('message', onMessage);
         child.off('error', onError);
-        child.off('exit', onExit);
+        child.off('close', onClose);
         resolve(answer);
       };
       const refuse = (refused: string) => {
@@ -125,9 +126,10 @@ class SpecReader {
         if (answer.id === id) done(answer);
       };
       const onError = (error: Error) => refuse(`could not be read: ${error.message}`);
-      const onExit = () =>
+      // 'close', not 'exit': only then has all of its stderr (V8's word on an OOM) come through.
+      const onClose = () =>
         refuse(
-          /heap out of memory|heap limit/i.test(this.stderr)
+          /heap out of memory|heap limit/i.test(this.stderr.get(child) ?? '')
             ? `could not be read: its reader ran out of memory (${this.limits.maxOldGenerationSizeMb} MB)`
             : 'could not be read: its reader stopped without an answer',
         );
@@ -137,7 +139,7 @@ class SpecReader {
       }, this.limits.timeoutMs);
       child.on('message', onMessage);
       child.once('error', onError);
-      child.once('exit', onExit);
+      child.once('close', onClose);
       child.send(message, (error) => {
         if (error) refuse(`could not be read: ${error.message}`);
       });
@@ -145,7 +147,6 @@ class SpecReader {
   }
 
   private start(): ChildProcess {
-    this.stderr = '';
     const child = fork(WORKER_FILE, [String(SPEC_READER_NICE)], {
       execArgv: [...WORKER_EXEC_ARGV, `--max-old-space-size=${this.limits.maxOldGenerationSizeMb}`],
       // Structured clone, as between threads: typed arrays and undefined survive the trip.
@@ -154,7 +155,7 @@ class SpecReader {
     });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
-      if (this.child === child) this.stderr = (this.stderr + chunk).slice(-STDERR_TAIL);
+      this.stderr.set(child, ((this.stderr.get(child) ?? '') + chunk).slice(-STDERR_TAIL));
     });
     // An idle reader never keeps the process alive; whenever it dies, the next question starts anew.
     child.unref();
