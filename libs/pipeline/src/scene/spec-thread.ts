@@ -74,7 +74,8 @@ class SpecReader {
   ask(message: ToSpecWorker): Promise<FromSpecWorker | Refused> {
     this.hold();
     const answer = this.queue.then(() => this.askNow(message));
-    this.queue = answer.finally(() => this.release());
+    // A question that threw (the reader could not even be started) fails alone, not the next ones.
+    this.queue = answer.catch(() => undefined).finally(() => this.release());
     return answer;
   }
 
