@@ -50,8 +50,9 @@ const STDERR_TAIL = 4096;
  * collector and compiler. In a process of its own at SPEC_READER_NICE, all of that waits for
  * the cores the serving threads leave. It lives on between the bundles of a burst (a boot, a
  * rollout of several scenes) and leaves after `idleMs` with no question and no golden
- * reading open: an idle process costs memory, and starting one (~0.4 s of CPU to load the YAML
- * parser and the schema) now happens at its low priority, outside the serving process. A question
+ * reading open: an idle process costs memory (~110 MB resident), and starting one (~1 s of CPU,
+ * built, to load the YAML parser, the schema and the golden file's validation with the libs they
+ * bring) now happens at its low priority, outside the serving process. A question
  * that runs out of time is abandoned with its process, and one that runs out of memory takes only
  * its process; the next question starts a new one.
  */
