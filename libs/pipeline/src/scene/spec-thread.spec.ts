@@ -4,6 +4,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { eventually } from '../../../../test/support/eventually';
+import { procStatFields, threadCpu } from '../../../../test/support/proc-stat';
 import { GOLDEN_PART_CANDIDATES } from './golden-parts';
 import {
   readGoldenOffThread,
@@ -59,7 +61,11 @@ describe('readSpecOffThread', () => {
     expect((await readSpecOffThread(EXAMPLE, limits)).ok).toBe(true);
     const mine = readersOf(process.pid).filter((pid) => !others.has(pid));
     expect(mine).toHaveLength(1);
-    await waitFor(() => !readersOf(process.pid).includes(mine[0]), 10_000);
+    await eventually(
+      'the idle reader gone',
+      () => (readersOf(process.pid).includes(mine[0]) ? undefined : true),
+      10_000,
+    );
     expect((await readSpecOffThread(EXAMPLE, limits)).ok).toBe(true);
   });
 
@@ -197,25 +203,12 @@ function readersOf(pid: number): number[] {
   });
 }
 
-async function waitFor(condition: () => boolean, withinMs: number): Promise<void> {
-  for (const until = Date.now() + withinMs; !condition();) {
-    if (Date.now() > until) throw new Error(`not so within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** A /proc stat file's fields after the command (`)`), from field 3 (state) on. */
-function statFields(path: string): string[] {
-  const stat = readFileSync(path, 'latin1');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-}
-
 function childrenOf(pid: number): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .filter((name) => {
       try {
-        return Number(statFields(`/proc/${name}/stat`)[4 - 3]) === pid;
+        return Number(procStatFields(`/proc/${name}/stat`)(4)) === pid;
       } catch {
         return false;
       }
@@ -224,8 +217,5 @@ function childrenOf(pid: number): number[] {
 }
 
 function threadsOf(pid: number): { tid: number; nice: number }[] {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => ({
-    tid: Number(tid),
-    nice: Number(statFields(`/proc/${pid}/task/${tid}/stat`)[19 - 3]),
-  }));
+  return [...threadCpu(pid)].map(([tid, { nice }]) => ({ tid, nice }));
 }
