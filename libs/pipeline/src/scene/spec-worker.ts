@@ -71,7 +71,10 @@ function nextPart(id: number, post: (reply: FromSpecWorker) => void): void {
  * On Linux a nice value belongs to a thread, and threads start at their creator's: V8's platform
  * threads (which compile the parser) are running already, so each is lowered by its id, and the
  * main thread last, so those started later (libuv's pool) inherit it. Lowering needs no
- * privilege; a platform without /proc lowers the main thread only.
+ * privilege; a platform without /proc lowers the main thread only. The loop is
+ * lowerHelperThreads' (@app/common) again, on purpose: that one comes with the common barrel,
+ * whose load (~0.5 s of CPU, built) would run at the parent's nice before any lowering, and the
+ * house's import rule allows no deep import of it.
  */
 function lowerEveryThread(nice: number): void {
   if (!(nice > 0)) return;
