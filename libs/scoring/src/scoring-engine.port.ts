@@ -33,6 +33,16 @@ export abstract class ScoringEngine {
     options?: ScoreOptions,
   ): Promise<OutputTensors>;
 
+  /**
+   * Throws what `score` would refuse `rows` rows of `modelId` with if they came now
+   * (OverloadedError, RequestTooLargeError, or an error for a model not loaded), queueing nothing;
+   * the refusal counts as `score`'s would. A caller about to score one request on several models
+   * checks them all first, in the same turn of the event loop as its `score` calls: then either
+   * every model takes the request or none does, and a refused request costs no tensor and no
+   * inference.
+   */
+  abstract admit(modelId: string, rows: number): void;
+
   abstract unload(modelId: string): Promise<void>;
 
   /**

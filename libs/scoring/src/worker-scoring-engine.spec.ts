@@ -536,6 +536,26 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(await counter('ranker_scoring_rows_total', 'bounded')).toBe(100);
     });
 
+    it('admit() refuses as score() would while the queue is full, queueing nothing, and lets in what fits', async () => {
+      await load('gated', { batching: { maxQueueRows: 100, maxQueueDelayMicros: 50_000 } });
+      expect(() => engine.admit('gated', 100)).not.toThrow();
+      const held = [0, 1, 2, 3, 4].map((i) => score('gated', ctrFeeds(20, 500 + i)));
+      expect(() => engine.admit('gated', 0)).not.toThrow();
+      expect(() => engine.admit('gated', 1)).toThrow(OverloadedError);
+      expect(() => engine.admit('gated', 101)).toThrow(RequestTooLargeError);
+      expect(() => engine.admit('nothing-here', 1)).toThrow('model nothing-here is not loaded');
+      expect(engine.queueDepth()).toEqual({ queuedRows: 100, maxQueueRows: 100 });
+      await bounded(Promise.all(held), 'held requests');
+      expect(() => engine.admit('gated', 100)).not.toThrow();
+      expect(
+        await counter('ranker_scoring_rejections_total', 'gated', { reason: 'overloaded' }),
+      ).toBe(1);
+      expect(
+        await counter('ranker_scoring_rejections_total', 'gated', { reason: 'too_large' }),
+      ).toBe(1);
+      expect(await counter('ranker_scoring_rows_total', 'gated')).toBe(100);
+    });
+
     it('refuses a request larger than maxQueueRows for good with RequestTooLargeError, and scores the next', async () => {
       const { maxRequestRows } = await load('small', { batching: { maxQueueRows: 64 } });
       expect(maxRequestRows).toBe(64);

@@ -106,6 +106,12 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     return model.batcher.submit(feeds, rows, options.deadline);
   }
 
+  admit(modelId: string, rows: number): void {
+    const model = this.models.get(modelId);
+    if (!model) throw new Error(`model ${modelId} is not loaded`);
+    if (rows > 0) model.batcher.admit(rows);
+  }
+
   override tensorBuffer(byteLength: number): ArrayBuffer {
     return this.buffers.take(byteLength);
   }

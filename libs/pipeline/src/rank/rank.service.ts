@@ -119,6 +119,10 @@ export class RankService {
       this.metrics.tooLarge.inc(labels);
       throw error;
     }
+    // Under overload, a request the models' queues cannot take now is refused here, for the price
+    // of this check, not of a feature fetch and a tensor build first (scoreScene checks again,
+    // for all models at once, as it queues the rows).
+    for (const model of scene.models) this.engine.admit(model.id, itemIds.length);
     const fetched = await this.store.fetch(
       request.user.id,
       itemIds,

@@ -28,6 +28,11 @@ export async function scoreScene(
 ): Promise<SceneScores> {
   const rows = frame.itemIds.length;
   checkFits(scene, rows);
+  // All or nothing, before any tensor is built: a request one model's queue refuses now is
+  // refused by all (the checks and the score calls below share one turn of the event loop, so no
+  // queue changes in between). Otherwise, under overload, the models that took it would score
+  // rows whose answer is already an error, and each refusal would cost a tensor build.
+  for (const model of scene.models) engine.admit(model.id, rows);
   const buffer = (byteLength: number) => engine.tensorBuffer(byteLength);
   // Every model's inputs are built before any is sent: one equal to another is copied from it.
   const built: BuiltInputs = new Map();

@@ -115,6 +115,31 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     expect(full.get()).toEqual({ rows: range(1_001, 1_000) });
   });
 
+  it('admit() refuses as submit() would, counts the refusal, and queues nothing either way', async () => {
+    const { pool, batcher, submit, rejected } = setUp(1);
+    const queued = submit(60);
+    expect(() => batcher.admit(940)).not.toThrow();
+    expect(batcher.queueDepth.queuedRows).toBe(60);
+    expect(() => batcher.admit(941)).toThrow(OverloadedError);
+    expect(() => batcher.admit(941)).toThrow('model m: 60 rows queued, 941 more would pass 1000');
+    expect(() => batcher.admit(1_001)).toThrow(RequestTooLargeError);
+    expect(rejected).toEqual({ overloaded: 2, too_large: 1 });
+    expect(batcher.queueDepth.queuedRows).toBe(60);
+    // What admit() lets in, submit() takes, in the same turn.
+    const fits = submit(940);
+    await flush();
+    expect(fits.get()).toBe('pending');
+    expect(rejected).toEqual({ overloaded: 2, too_large: 1 });
+    for (let batch = pool.running[0]; batch; batch = pool.running[0]) {
+      batch.succeed();
+      await flush();
+    }
+    expect(queued.get()).toEqual({ rows: range(0, 60) });
+    expect(fits.get()).toEqual({ rows: range(60, 940) });
+    await batcher.close();
+    expect(() => batcher.admit(1)).toThrow(WorkerCrashedError);
+  });
+
   it('tells its queue depth: rows waiting (dispatched ones not counted) and maxQueueRows', async () => {
     const { pool, batcher, submit } = setUp(1);
     expect(batcher.queueDepth).toEqual({ queuedRows: 0, maxQueueRows: 1000 });

@@ -73,29 +73,8 @@ export class DynamicBatcher {
   }
 
   submit(feeds: InputFeeds, rows: number, deadline = Infinity): Promise<OutputTensors> {
-    if (this.closed)
-      return Promise.reject(new WorkerCrashedError(`model ${this.modelId} is unloaded`));
-    const { maxQueueRows } = this.options;
-    // More rows than the queue ever holds: waiting would not help, so not OverloadedError.
-    if (rows > maxQueueRows) {
-      this.events.rejected('too_large', 1);
-      return Promise.reject(
-        new RequestTooLargeError(
-          `model ${this.modelId}: a request of ${rows} rows can never be queued: maxQueueRows is ${maxQueueRows}`,
-          this.modelId,
-          rows,
-          maxQueueRows,
-        ),
-      );
-    }
-    if (this.queuedRows + rows > maxQueueRows) {
-      this.events.rejected('overloaded', 1);
-      return Promise.reject(
-        new OverloadedError(
-          `model ${this.modelId}: ${this.queuedRows} rows queued, ${rows} more would pass ${maxQueueRows}`,
-        ),
-      );
-    }
+    const refusal = this.refusal(rows);
+    if (refusal !== undefined) return Promise.reject(refusal);
     return new Promise<OutputTensors>((resolve, reject) => {
       const now = performance.now();
       const request = new PendingRequest(feeds, rows, now, deadline, resolve, reject);
@@ -110,6 +89,40 @@ export class DynamicBatcher {
       this.queuedRows += rows;
       this.pump();
     });
+  }
+
+  /**
+   * Throws what `submit` would refuse `rows` with now (and counts it as `submit` does), queueing
+   * nothing. A caller about to queue one request's rows on several models checks them all first:
+   * then no model scores rows of a request another model refused, and a refusal costs nothing
+   * else (see scoreScene).
+   */
+  admit(rows: number): void {
+    const refusal = this.refusal(rows);
+    if (refusal !== undefined) throw refusal;
+  }
+
+  /** Why `rows` more cannot be queued now (the refusal counted), or undefined when they can. */
+  private refusal(rows: number): Error | undefined {
+    if (this.closed) return new WorkerCrashedError(`model ${this.modelId} is unloaded`);
+    const { maxQueueRows } = this.options;
+    // More rows than the queue ever holds: waiting would not help, so not OverloadedError.
+    if (rows > maxQueueRows) {
+      this.events.rejected('too_large', 1);
+      return new RequestTooLargeError(
+        `model ${this.modelId}: a request of ${rows} rows can never be queued: maxQueueRows is ${maxQueueRows}`,
+        this.modelId,
+        rows,
+        maxQueueRows,
+      );
+    }
+    if (this.queuedRows + rows > maxQueueRows) {
+      this.events.rejected('overloaded', 1);
+      return new OverloadedError(
+        `model ${this.modelId}: ${this.queuedRows} rows queued, ${rows} more would pass ${maxQueueRows}`,
+      );
+    }
+    return undefined;
   }
 
   /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */
