@@ -3,11 +3,13 @@ import type { LoggerService, LogLevel } from '@nestjs/common';
 import { loadEnvConfig, restoreFastStringPrototype } from '@app/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
+import { Registry } from 'prom-client';
 import { serveOpenApi } from './docs/openapi';
 import { DrainingFastifyAdapter } from './http/draining-fastify-adapter';
 import { sendClientError } from './http/client-errors';
 import { sendFrameworkError } from './http/framework-errors';
 import { HttpExceptionFilter } from './http/http-exception.filter';
+import { HttpMetrics, recordHttpRequests } from './http/http-metrics';
 import { ADMIN_FORM_ROUTES } from './admin-page/admin-page.controller';
 import { acceptFormsFor } from './http/form-body';
 import { acceptJsonOnly } from './http/json-body';
@@ -41,6 +43,9 @@ export async function createRankerApp(
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Every answered request counted and timed, once the app's registry exists (below).
+  let httpMetrics: HttpMetrics | undefined = undefined;
+  recordHttpRequests(adapter.getInstance(), () => httpMetrics);
   // JSON is the only body the API takes: Nest's own parsers (one of them for form bodies) stay
   // off, and Fastify's JSON parser is the only one left. The /admin page's HTML forms are the
   // one exception, on their own routes.
@@ -59,6 +64,7 @@ export async function createRankerApp(
     },
   );
   restoreFastStringPrototype();
+  httpMetrics = new HttpMetrics(app.get(Registry));
   if (admin.enabled) adminGuard = app.get(AdminTokenGuard);
   app.useGlobalFilters(new HttpExceptionFilter());
   serveOpenApi(app);

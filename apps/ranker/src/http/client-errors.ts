@@ -1,8 +1,6 @@
-import { Logger } from '@nestjs/common';
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-
-const logger = new Logger('HttpError');
+import { clientErrorWarnings } from './http-metrics';
 
 /**
  * Fastify's `clientErrorHandler`: Node refuses what it cannot parse as a request (headers over
@@ -29,7 +27,9 @@ export function sendClientError(error: NodeJS.ErrnoException, socket: Socket): v
             'request',
             `not an HTTP request (${error.code ?? error.message})`,
           ];
-  logger.warn(`client error from ${socket.remoteAddress}: ${status} ${code} ${message}`);
+  clientErrorWarnings.warn(
+    `client error from ${socket.remoteAddress}: ${status} ${code} ${message}`,
+  );
   if (socket.writable) {
     const body = JSON.stringify({ code, message, details: [{ path, message }] });
     socket.write(

@@ -1,8 +1,6 @@
-import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { toErrorBody } from './http-exception.filter';
-
-const logger = new Logger('HttpError');
+import { httpWarnings, noteErrorCode } from './http-metrics';
 
 /**
  * Fastify's `frameworkErrors`: the router's own refusals (a path parameter over
@@ -16,6 +14,9 @@ export function sendFrameworkError(
 ): void {
   const [status, body] = toErrorBody(error);
   body.requestId = request.id;
-  logger.warn(`${request.method} requestId=${request.id}: ${status} ${body.code} ${body.message}`);
+  noteErrorCode(request, body.code);
+  httpWarnings.warn(
+    `${request.method} requestId=${request.id}: ${status} ${body.code} ${body.message}`,
+  );
   void reply.header('x-request-id', request.id).status(status).send(body);
 }

@@ -10,6 +10,7 @@ import { capErrorDetails, errorBodyOf, RankerError } from '@app/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isAbortedUpload } from './aborted-upload';
 import { ErrorBody } from './error-body';
+import { abortWarnings, httpWarnings, noteErrorCode } from './http-metrics';
 
 interface FastifyLikeError {
   statusCode?: number;
@@ -21,7 +22,8 @@ interface FastifyLikeError {
  * Maps every error to `{ code, message, details, requestId }`: typed lib errors by their own
  * code and status, Nest HttpExceptions (validation, unknown route) and Fastify's body-parsing
  * errors as 4xx. A client that hangs up during its upload is logged as an aborted request.
- * Anything else is a 500 and is logged with its stack.
+ * Anything else is a 500 and is logged with its stack. Refusals (4xx, 503, 504) are logged at
+ * most HTTP_WARNINGS_PER_SECOND a second; the request metrics count each by its code.
  */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
@@ -36,13 +38,14 @@ export class HttpExceptionFilter implements ExceptionFilter {
       ? abortedBody(exception as { code?: string; message: string })
       : toErrorBody(exception);
     body.requestId = request.id;
+    noteErrorCode(request, body.code);
     const call = `${request.method} ${request.url} requestId=${request.id}`;
     if (aborted) {
-      this.logger.warn(`aborted request ${call}: ${body.message}`);
+      abortWarnings.warn(`aborted request ${call}: ${body.message}`);
     } else if (status === HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(`${call}: ${(exception as Error)?.stack ?? exception}`);
     } else {
-      this.logger.warn(`${call}: ${status} ${body.code} ${body.message}`);
+      httpWarnings.warn(`${call}: ${status} ${body.code} ${body.message}`);
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) reply.header('retry-after', '1');
     if (status === HttpStatus.UNAUTHORIZED)
