@@ -86,6 +86,12 @@ describe('admin API (ranker app over HTTP)', () => {
         });
       }
       expect(await ranker.metric('ranker_admin_auth_failures_total{reason="missing"}')).toBe(3);
+      // Refused before the body is read, and counted by the request metrics with their code.
+      expect(
+        await ranker.metric(
+          'ranker_http_requests_total{method="GET",route="/v1/admin/scenes",status="401",code="UNAUTHORIZED"}',
+        ),
+      ).toBe(3);
     });
 
     it('answers 403 to a wrong token: one character off, a prefix, the token twice', async () => {

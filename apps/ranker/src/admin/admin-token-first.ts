@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toErrorBody } from '../http/http-exception.filter';
+import { noteErrorCode } from '../http/http-metrics';
 import type { AdminTokenGuard } from './admin-token.guard';
 
 /** The admin API's routes (AdminController's), as Fastify names the route a request matched. */
@@ -39,6 +40,7 @@ export function checkAdminTokenFirst(
 function refuse(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const [status, body] = toErrorBody(error);
   body.requestId = request.id;
+  noteErrorCode(request, body.code);
   if (status === 401) void reply.header('www-authenticate', 'Bearer realm="ranker-admin"');
   void reply.status(status).send(body);
 }
