@@ -93,6 +93,8 @@ async function main(): Promise<void> {
   );
   const co = start({ role: 'co', share, burstMs });
   const all = [...raws, co];
+  // Each worker's exit, watched from the start: one that died early has exited already.
+  const exited = all.map((w) => new Promise((done) => w.once('exit', done)));
   try {
     await Promise.all(all.map((w) => next(w, 'ready')));
     const log = new RoundLog();
@@ -147,7 +149,12 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const worker of all) worker.postMessage({ type: 'close' } satisfies ToInterferenceWorker);
-    await Promise.all(all.map((w) => new Promise((done) => w.once('exit', done))));
+    // A worker that does not close (one stuck after a failure) is ended rather than waited for.
+    const closed = await Promise.race([
+      Promise.all(exited).then(() => true),
+      new Promise<boolean>((done) => setTimeout(() => done(false), 10_000).unref()),
+    ]);
+    if (!closed) await Promise.all(all.map((w) => w.terminate()));
   }
 }
 
