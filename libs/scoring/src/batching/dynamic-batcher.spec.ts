@@ -4,7 +4,8 @@
  */
 import { BatchingOptions } from '../model-options';
 import { OutputTensors } from '../tensor-types';
-import { DynamicBatcher, MIN_SPLIT_ROWS } from './dynamic-batcher';
+import { MIN_SPLIT_ROWS } from './batch-size';
+import { DynamicBatcher } from './dynamic-batcher';
 import { FakeBatchPool, batchRows, flush, numberedFeeds, specBatching } from './fake-batch-pool';
 
 const events = {

@@ -9,24 +9,12 @@ import { BatchingOptions } from '../model-options';
 import { InputFeeds, OutputTensors } from '../tensor-types';
 import { BatchPool } from '../worker/batch-pool';
 import { WireTensor } from '../worker/worker-protocol';
+import { nextBatchSize } from './batch-size';
 import { assembleFeeds, scatterOutputs } from './batch-tensors';
 import { PendingRequest, Slice } from './pending-request';
 import { RequestQueue } from './request-queue';
 import { TensorBufferPool } from './tensor-buffer-pool';
 
-/** Below this many rows per batch, splitting across idle instances costs more than it saves. */
-export const MIN_SPLIT_ROWS = 256;
-/**
- * The share of maxBatchRows that must wait before a batch queues behind a running instance. Was
- * 2 (a full batch left waiting besides the one queued). Alternated in one ranker, 1.5-2.5 s at a
- * time over 24-40 steps (bench:rank's load, 2-core AMD EPYC, 2026-12-06): a quarter, queueing a
- * full batch, gave 1.1-2.6% more rows/s with 100-candidate requests at c=64 and 2.2-2.6% with
- * 3,000 at c=2 and c=4; as adopted (a balanced batch, the example bundle's maxBatchRows 1,536),
- * 4.0% at 100, 6.7% at 3,000 c=2 and 2.1% at c=4. Batches of at most 256 rows (maxBatchRows
- * itself a quarter) lost 13%: it is not smaller batches that help, but threads that do not wait
- * between them.
- */
-export const BEHIND_SHARE = 0.25;
 /** setTimeout fires at once past this delay (about 24.8 days): such a deadline is none. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -160,7 +148,9 @@ export class DynamicBatcher {
       // of a deep backlog, queued behind its current one, so its thread never waits for us.
       const idle = this.pool.idleCount();
       if (idle === 0 && !this.pool.canQueueBehind()) break;
-      const size = this.nextBatchSize(first, now, idle);
+      const queued = this.options.enabled ? this.queuedRows : first.undispatched;
+      const waitedMicros = (now - first.enqueuedAt) * 1000;
+      const size = nextBatchSize(this.options, queued, waitedMicros, idle);
       if (size === 0) {
         if (idle > 0) wake = first.enqueuedAt + this.options.maxQueueDelayMicros / 1000;
         break;
@@ -170,26 +160,6 @@ export class DynamicBatcher {
     }
     // Rows left waiting for the batch delay need a timer; deadlines have their own.
     if (wake !== Infinity) this.wakeAt(wake);
-  }
-
-  /**
-   * Rows for the next batch, 0 for none yet. With no idle instance, a batch (balanced, at most a
-   * full one) queues behind a running one once a quarter of a full batch waits (BEHIND_SHARE):
-   * the thread then starts it as it ends the current one, instead of idling until the event loop
-   * has taken its answer and sent more. Merging every waiting row into one larger batch saved
-   * less than those idle gaps cost.
-   */
-  private nextBatchSize(first: PendingRequest, now: number, idle: number): number {
-    const { enabled, maxBatchRows, maxQueueDelayMicros, preferredBatchRows } = this.options;
-    const queued = enabled ? this.queuedRows : first.undispatched;
-    if (idle === 0)
-      return queued >= maxBatchRows * BEHIND_SHARE ? balanced(queued, maxBatchRows, 1) : 0;
-    if (!enabled) return balanced(queued, maxBatchRows, idle);
-    const waited = (now - first.enqueuedAt) * 1000 >= maxQueueDelayMicros;
-    if (queued >= maxBatchRows || waited) return balanced(queued, maxBatchRows, idle);
-    let preferred = 0;
-    for (const size of preferredBatchRows) if (size <= queued && size > preferred) preferred = size;
-    return preferred;
   }
 
   /**
@@ -296,12 +266,4 @@ function deadlineError(request: PendingRequest): DeadlineExceededError {
   return new DeadlineExceededError(
     `deadline passed with ${request.remaining} of ${request.rows} rows unscored; they were dropped`,
   );
-}
-
-/** Rows for the next batch: balanced chunks of at most `max`, spread over idle instances. */
-function balanced(queued: number, max: number, idle: number): number {
-  let chunks = Math.ceil(queued / max);
-  if (idle > chunks && queued >= 2 * MIN_SPLIT_ROWS)
-    chunks = Math.min(idle, Math.floor(queued / MIN_SPLIT_ROWS));
-  return Math.ceil(queued / chunks);
 }
