@@ -30,9 +30,10 @@ export function noteErrorCode(request: FastifyRequest, code: string): void {
 const UNMATCHED = 'unmatched';
 const LATENCY_BUCKETS_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
+/** One label combination's counter and histogram, as prom-client's `labels()` gives them. */
 interface Series {
-  inc: () => void;
-  observe: (ms: number) => void;
+  requests: { inc(): void };
+  duration: { observe(ms: number): void };
 }
 
 /**
@@ -70,17 +71,18 @@ export class HttpMetrics {
     const key = `${method} ${route} ${status} ${code}`;
     let series = this.series.get(key);
     if (series === undefined) {
-      const counter = this.requests.labels({ method, route, status: String(status), code });
-      const histogram = this.duration.labels({
-        method,
-        route,
-        status_class: `${Math.floor(status / 100)}xx`,
-      });
-      series = { inc: () => counter.inc(), observe: (ms) => histogram.observe(ms) };
+      series = {
+        requests: this.requests.labels({ method, route, status: String(status), code }),
+        duration: this.duration.labels({
+          method,
+          route,
+          status_class: `${Math.floor(status / 100)}xx`,
+        }),
+      };
       this.series.set(key, series);
     }
-    series.inc();
-    series.observe(reply.elapsedTime);
+    series.requests.inc();
+    series.duration.observe(reply.elapsedTime);
   }
 }
 
