@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { procStatFields } from '../support/proc-stat';
 import { rawSession } from './bench-util';
-import { checkSessionInputs, randomFeeds, RawModelSpec } from './raw-feeds';
+import { checkSessionInputs, randomTensors, RawModelSpec } from './raw-feeds';
 
 /** What the co-runner does while the raw threads run. */
 export type CoRunnerMode = 'alone' | 'wake' | 'compute' | 'alloc';
@@ -51,14 +51,7 @@ async function raw(specs: RawModelSpec[], batch: number, seed: number, nice: num
   for (const spec of specs) {
     const session = await rawSession(spec.file, 1);
     checkSessionInputs(spec, session);
-    const sets = Array.from({ length: INPUT_SETS }, (_, k) =>
-      Object.fromEntries(
-        Object.entries(randomFeeds(spec, batch, seed + k)).map(([name, f]) => [
-          name,
-          new Tensor(f.dtype, f.data, f.dims),
-        ]),
-      ),
-    );
+    const sets = Array.from({ length: INPUT_SETS }, (_, k) => randomTensors(spec, batch, seed + k));
     models.push({ session, sets });
   }
   for (let i = 0; i < 3; i++) for (const m of models) await m.session.run(m.sets[0]);

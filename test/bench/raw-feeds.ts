@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
+import { Tensor } from 'onnxruntime-node';
 import { parse } from 'yaml';
 
 export type RawDtype = 'int64' | 'float32';
@@ -94,4 +95,12 @@ export function randomFeeds(spec: RawModelSpec, rows: number, seed = 1): Record<
     }
   }
   return feeds;
+}
+
+/** randomFeeds as onnxruntime tensors, ready for `session.run`. */
+export function randomTensors(spec: RawModelSpec, rows: number, seed = 1): Record<string, Tensor> {
+  const tensors: Record<string, Tensor> = {};
+  for (const [name, f] of Object.entries(randomFeeds(spec, rows, seed)))
+    tensors[name] = new Tensor(f.dtype, f.data, f.dims);
+  return tensors;
 }

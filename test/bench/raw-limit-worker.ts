@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { rawSession } from './bench-util';
-import { checkSessionInputs, randomFeeds, RawModelSpec } from './raw-feeds';
+import { checkSessionInputs, randomTensors, RawModelSpec } from './raw-feeds';
 
 export interface RawWorkerInit {
   specs: RawModelSpec[];
@@ -28,12 +28,7 @@ async function main(): Promise<void> {
   for (const spec of init.specs) {
     const session = await rawSession(spec.file, 1);
     checkSessionInputs(spec, session);
-    const feeds = Object.fromEntries(
-      Object.entries(randomFeeds(spec, init.batch, init.seed)).map(([name, f]) => [
-        name,
-        new Tensor(f.dtype, f.data, f.dims),
-      ]),
-    );
+    const feeds = randomTensors(spec, init.batch, init.seed);
     models.push({ session, feeds });
   }
   for (let i = 0; i < 3; i++) for (const m of models) await m.session.run(m.feeds);

@@ -14,7 +14,7 @@ import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { rawSession } from './bench-util';
-import { checkSessionInputs, randomFeeds, RawModelSpec, readRawModelSpecs } from './raw-feeds';
+import { checkSessionInputs, randomTensors, RawModelSpec, readRawModelSpecs } from './raw-feeds';
 import type { FromRawWorker, RawWorkerInit, ToRawWorker } from './raw-limit-worker';
 
 export const RAW_BATCHES = [64, 128, 256, 512, 1024, 2048, 4096];
@@ -55,9 +55,7 @@ async function loadModels(specs: RawModelSpec[], threads: number): Promise<Infer
 
 function withFeeds(specs: RawModelSpec[], sessions: InferenceSession[], batch: number): Loaded[] {
   return sessions.map((session, i) => {
-    const feeds: Feeds = {};
-    for (const [name, f] of Object.entries(randomFeeds(specs[i], batch, batch)))
-      feeds[name] = new Tensor(f.dtype, f.data, f.dims);
+    const feeds: Feeds = randomTensors(specs[i], batch, batch);
     return { session, feeds };
   });
 }
