@@ -182,8 +182,8 @@ function readerFor(limits: Limits): SpecReader {
 
 /**
  * readSpecText in the reader process, so a large or hostile pipeline.yaml (the `yaml` package
- * parses 1 MB in seconds) never stalls the requests served meanwhile. A reading that runs out of time or
- * memory is a refusal of the file, not a crash of the process.
+ * parses 1 MB in seconds) never stalls the requests served meanwhile. A reading that runs out of
+ * time or memory is a refusal of the file, not a crash of the process.
  */
 export async function readSpecOffThread(
   text: string,
@@ -209,8 +209,8 @@ export interface GoldenReader {
  * goldenParts in the reader process, one part per question: `bytes` (golden.jsonl as read) are
  * copied there, decoded, and each line parsed and validated there (a line may be megabytes of
  * JSON); the serving thread takes in one part of at most GOLDEN_PART_CANDIDATES candidates per
- * event-loop turn, when it asks for it. A reading that runs out of time (per part) or memory ends with a part at line 0
- * saying why.
+ * event-loop turn, when it asks for it. A reading that runs out of time (per part) or memory ends
+ * with a part at line 0 saying why.
  */
 export function readGoldenOffThread(bytes: Uint8Array, limits = SPEC_READ_LIMITS): GoldenReader {
   const reader = readerFor(limits);
