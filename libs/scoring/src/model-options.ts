@@ -16,6 +16,11 @@ export interface BatchingOptions {
   preferredBatchRows: number[];
   /** Rows allowed to wait; past this new requests are refused with OverloadedError. */
   maxQueueRows: number;
+  /**
+   * Milliseconds the oldest waiting rows may have waited before new requests are refused with
+   * OverloadedError (0: no bound, only maxQueueRows). The engine's SCORING_MAX_QUEUE_WAIT_MS.
+   */
+  maxQueueWaitMs: number;
 }
 
 export interface SessionOptions {
@@ -55,6 +60,7 @@ export const DEFAULT_BATCHING: BatchingOptions = {
   maxQueueDelayMicros: 2000,
   preferredBatchRows: [],
   maxQueueRows: 50_000,
+  maxQueueWaitMs: 0,
 };
 
 export const DEFAULT_SESSION: SessionOptions = {

@@ -3,6 +3,17 @@ import { availableParallelism } from 'node:os';
 
 export class ScoringConfig {
   /**
+   * Queue wait that sheds load (0: none): while the oldest rows waiting in a model's queue have
+   * waited longer than this past their batch delay, new requests are refused with OverloadedError
+   * (503 OVERLOADED), before any work. Bounds the wait of the requests that are answered under
+   * overload, which maxQueueRows alone bounds only by rows (see DynamicBatcher).
+   */
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SCORING_MAX_QUEUE_WAIT_MS = 0;
+
+  /**
    * Model instances running at once across all models (default: one per core). More busy inference
    * threads than cores starve the event loop.
    */

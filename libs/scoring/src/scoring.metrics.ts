@@ -49,7 +49,7 @@ export class ScoringMetrics {
     });
     this.rejections = new Counter({
       name: 'ranker_scoring_rejections_total',
-      help: 'Requests refused or failed by the engine, by reason (overloaded, too_large, deadline, worker_crashed, run_failed)',
+      help: 'Requests refused or failed by the engine, by reason (overloaded, queue_wait, too_large, deadline, worker_crashed, run_failed)',
       labelNames: [...LABELS, 'reason'],
       registers,
     });

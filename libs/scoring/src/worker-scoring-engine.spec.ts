@@ -556,6 +556,34 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
       expect(await counter('ranker_scoring_rows_total', 'gated')).toBe(100);
     });
 
+    it('refuses with OverloadedError once queued rows have waited past SCORING_MAX_QUEUE_WAIT_MS, and scores what it took', async () => {
+      await engine.onApplicationShutdown();
+      registry = new Registry();
+      engine = new WorkerScoringEngine(
+        Object.assign(new ScoringConfig(), {
+          SCORING_MAX_CONCURRENT_BATCHES: 2,
+          SCORING_SPARE_THREADS: 0,
+          SCORING_MAX_QUEUE_WAIT_MS: 5,
+        }),
+        new ScoringMetrics(registry),
+      );
+      await load('waited', { batching: { maxBatchRows: 512, maxQueueDelayMicros: 0 } });
+      const feeds = ctrFeeds(3000, 60);
+      const out = score('waited', feeds);
+      // One batch runs, one waits behind it, ~2,000 rows wait here. Batches leave only from this
+      // thread's turns, so while it is held the oldest rows' wait grows past the bound.
+      expect(engine.queueDepth().queuedRows).toBe(3000 - 2 * 500);
+      expect(() => engine.admit('waited', 1)).not.toThrow();
+      for (const until = performance.now() + 20; performance.now() < until;);
+      expect(() => engine.admit('waited', 1)).toThrow(OverloadedError);
+      expect(() => engine.admit('waited', 1)).toThrow(/have waited \d+ ms, past maxQueueWaitMs 5/);
+      expectClose((await bounded(out, 'the request taken')).ctr.data, await raw(feeds));
+      expect(() => engine.admit('waited', 1)).not.toThrow();
+      expect(
+        await counter('ranker_scoring_rejections_total', 'waited', { reason: 'queue_wait' }),
+      ).toBe(2);
+    });
+
     it('refuses a request larger than maxQueueRows for good with RequestTooLargeError, and scores the next', async () => {
       const { maxRequestRows } = await load('small', { batching: { maxQueueRows: 64 } });
       expect(maxRequestRows).toBe(64);

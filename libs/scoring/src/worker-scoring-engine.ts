@@ -60,7 +60,13 @@ export class WorkerScoringEngine extends ScoringEngine implements OnApplicationS
     // threads, never above them. Threads started since the last load are caught here.
     const workerNice = this.config.SCORING_WORKER_NICE;
     lowerHelperThreads(helperNice(workerNice), workerNice);
-    const full = resolveModelOptions(options, this.config.SCORING_DEFAULT_INSTANCES);
+    const full = resolveModelOptions(
+      {
+        ...options,
+        batching: { maxQueueWaitMs: this.config.SCORING_MAX_QUEUE_WAIT_MS, ...options.batching },
+      },
+      this.config.SCORING_DEFAULT_INSTANCES,
+    );
     const labels = full.labels;
     const pool = new InstancePool(
       full,

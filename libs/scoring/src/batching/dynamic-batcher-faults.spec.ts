@@ -140,6 +140,87 @@ describe('DynamicBatcher under faults (fake pool)', () => {
     expect(() => batcher.admit(1)).toThrow(WorkerCrashedError);
   });
 
+  describe('maxQueueWaitMs', () => {
+    it('refuses new requests while the oldest queued rows have waited longer, and serves what it queued', async () => {
+      const { pool, batcher, submit, rejected } = setUp(1, {
+        maxQueueDelayMicros: 0,
+        maxQueueWaitMs: 50,
+      });
+      const running = submit(100);
+      const queued = submit(10);
+      expect(pool.batches.map((b) => b.rows)).toEqual([100]);
+      jest.advanceTimersByTime(50);
+      expect(() => batcher.admit(1)).not.toThrow();
+      jest.advanceTimersByTime(1);
+      expect(() => batcher.admit(1)).toThrow(OverloadedError);
+      expect(() => batcher.admit(1)).toThrow(
+        'model m: the oldest queued rows have waited 51 ms, past maxQueueWaitMs 50',
+      );
+      const refused = submit(5);
+      await flush();
+      const error = errorOf(refused);
+      expect(error).toBeInstanceOf(OverloadedError);
+      expect((error as RankerError).status).toBe(503);
+      expect(rejected).toEqual({ queue_wait: 3 });
+      // The rows let in before are neither failed nor dropped: they wait their turn.
+      expect(queued.get()).toBe('pending');
+      expect(batcher.queueDepth.queuedRows).toBe(10);
+      pool.batches[0].succeed();
+      await flush();
+      expect(running.get()).toEqual({ rows: range(0, 100) });
+      // Their batch is running: nothing waits, so new requests are taken again.
+      expect(batcher.queueDepth.queuedRows).toBe(0);
+      expect(() => batcher.admit(1)).not.toThrow();
+      pool.batches[1].succeed();
+      await flush();
+      expect(queued.get()).toEqual({ rows: range(100, 10) });
+      expect(rejected).toEqual({ queue_wait: 3 });
+    });
+
+    it('checks the rows bound first, and takes any request into an empty queue', async () => {
+      const { batcher, submit, rejected } = setUp(1, {
+        maxQueueDelayMicros: 0,
+        maxQueueWaitMs: 10,
+      });
+      submit(100);
+      submit(10);
+      jest.advanceTimersByTime(1_000);
+      expect(() => batcher.admit(1_001)).toThrow(RequestTooLargeError);
+      expect(() => batcher.admit(991)).toThrow('10 rows queued, 991 more would pass 1000');
+      expect(() => batcher.admit(1)).toThrow(/waited 1000 ms/);
+      expect(rejected).toEqual({ too_large: 1, overloaded: 1, queue_wait: 1 });
+      const idle = setUp(1, { maxQueueDelayMicros: 0, maxQueueWaitMs: 10 });
+      jest.advanceTimersByTime(1_000);
+      expect(() => idle.batcher.admit(1_000)).not.toThrow();
+    });
+
+    it('does not count the batch delay rows are held for by design', async () => {
+      const { pool, batcher, submit, rejected } = setUp(1, {
+        maxQueueDelayMicros: 20_000,
+        maxQueueWaitMs: 5,
+      });
+      const held = submit(10);
+      jest.advanceTimersByTime(19);
+      expect(pool.batches).toHaveLength(0);
+      expect(() => batcher.admit(1)).not.toThrow();
+      jest.advanceTimersByTime(1);
+      expect(pool.batches.map((b) => b.rows)).toEqual([10]);
+      pool.batches[0].succeed();
+      await flush();
+      expect(held.get()).toEqual({ rows: range(0, 10) });
+      expect(rejected).toEqual({});
+    });
+
+    it('refuses nothing by wait with maxQueueWaitMs 0 (the default)', async () => {
+      const { batcher, submit, rejected } = setUp(1, { maxQueueDelayMicros: 0 });
+      submit(100);
+      submit(10);
+      jest.advanceTimersByTime(600_000);
+      expect(() => batcher.admit(1)).not.toThrow();
+      expect(rejected).toEqual({});
+    });
+  });
+
   it('tells its queue depth: rows waiting (dispatched ones not counted) and maxQueueRows', async () => {
     const { pool, batcher, submit } = setUp(1);
     expect(batcher.queueDepth).toEqual({ queuedRows: 0, maxQueueRows: 1000 });

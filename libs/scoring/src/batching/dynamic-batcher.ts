@@ -22,7 +22,8 @@ export interface BatcherEvents {
   dispatched(rows: number, queueMs: number[]): void;
   completed(rows: number, computeMs: number, outputs: Record<string, WireTensor>): void;
   rejected(
-    reason: 'overloaded' | 'too_large' | 'deadline' | 'worker_crashed' | 'run_failed',
+    reason:
+      'overloaded' | 'queue_wait' | 'too_large' | 'deadline' | 'worker_crashed' | 'run_failed',
     requests: number,
   ): void;
 }
@@ -38,7 +39,9 @@ export interface BatcherEvents {
  * reassembled in order. A request fails with DeadlineExceededError at its deadline, whether its
  * rows are queued or running. The queue holds maxQueueRows: a request that finds it too full is
  * refused with OverloadedError (try again), one with more rows than it ever holds with
- * RequestTooLargeError (never retry).
+ * RequestTooLargeError (never retry). With maxQueueWaitMs, a request is also refused with
+ * OverloadedError while the oldest waiting rows have waited longer than that: the queue is then
+ * bounded by the wait it means, not only by its rows.
  */
 export class DynamicBatcher {
   private readonly queue = new RequestQueue();
@@ -110,7 +113,29 @@ export class DynamicBatcher {
         `model ${this.modelId}: ${this.queuedRows} rows queued, ${rows} more would pass ${maxQueueRows}`,
       );
     }
+    const { maxQueueWaitMs } = this.options;
+    const waited = maxQueueWaitMs > 0 ? this.oldestWaitMs() : 0;
+    if (waited > maxQueueWaitMs) {
+      this.events.rejected('queue_wait', 1);
+      return new OverloadedError(
+        `model ${this.modelId}: the oldest queued rows have waited ${Math.round(waited)} ms, past maxQueueWaitMs ${maxQueueWaitMs}`,
+      );
+    }
     return undefined;
+  }
+
+  /**
+   * How long the oldest rows still waiting for a batch have waited past their batch delay (0
+   * with none waiting): the queue's own delay as it is now, which rows queued now would wait
+   * about as long as while the models keep their pace. Read from the queue, not estimated from
+   * the models' speed, so it holds whatever slows them (a slower machine, a swap, the other
+   * models on the same cores). Rows held for maxQueueDelayMicros by design are not late.
+   */
+  private oldestWaitMs(): number {
+    if (this.queuedRows === 0) return 0;
+    const first = this.queue.first();
+    if (first === undefined) return 0;
+    return performance.now() - first.enqueuedAt - this.options.maxQueueDelayMicros / 1000;
   }
 
   /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */

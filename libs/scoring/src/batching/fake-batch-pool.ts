@@ -138,6 +138,7 @@ export function specBatching(overrides: Partial<BatchingOptions> = {}): Batching
     maxQueueDelayMicros: 600_000_000,
     preferredBatchRows: [],
     maxQueueRows: 100_000,
+    maxQueueWaitMs: 0,
     ...overrides,
   };
 }
