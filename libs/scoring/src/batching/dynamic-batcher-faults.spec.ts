@@ -211,6 +211,18 @@ describe('DynamicBatcher under faults (fake pool)', () => {
       expect(rejected).toEqual({});
     });
 
+    it('counts the whole wait with batching off, where no batch is held for more rows', async () => {
+      const { batcher, submit } = setUp(1, {
+        enabled: false,
+        maxQueueDelayMicros: 20_000,
+        maxQueueWaitMs: 5,
+      });
+      submit(100);
+      submit(10);
+      jest.advanceTimersByTime(6);
+      expect(() => batcher.admit(1)).toThrow(/waited 6 ms, past maxQueueWaitMs 5/);
+    });
+
     it('refuses nothing by wait with maxQueueWaitMs 0 (the default)', async () => {
       const { batcher, submit, rejected } = setUp(1, { maxQueueDelayMicros: 0 });
       submit(100);

@@ -135,7 +135,10 @@ export class DynamicBatcher {
     if (this.queuedRows === 0) return 0;
     const first = this.queue.first();
     if (first === undefined) return 0;
-    return performance.now() - first.enqueuedAt - this.options.maxQueueDelayMicros / 1000;
+    const { enabled, maxQueueDelayMicros } = this.options;
+    // With batching off a batch never waits for more rows: all of the wait is the queue's.
+    const heldMs = enabled ? maxQueueDelayMicros / 1000 : 0;
+    return performance.now() - first.enqueuedAt - heldMs;
   }
 
   /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */
