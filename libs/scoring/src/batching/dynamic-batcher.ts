@@ -134,11 +134,16 @@ export class DynamicBatcher {
   private oldestWaitMs(): number {
     if (this.queuedRows === 0) return 0;
     const first = this.queue.first();
-    if (first === undefined) return 0;
+    return first === undefined ? 0 : performance.now() - this.dueAt(first);
+  }
+
+  /**
+   * When `request`'s rows are due to leave in a batch even if no more come: after
+   * maxQueueDelayMicros, or at once with batching off (a batch then never waits for more rows).
+   */
+  private dueAt(request: PendingRequest): number {
     const { enabled, maxQueueDelayMicros } = this.options;
-    // With batching off a batch never waits for more rows: all of the wait is the queue's.
-    const heldMs = enabled ? maxQueueDelayMicros / 1000 : 0;
-    return performance.now() - first.enqueuedAt - heldMs;
+    return request.enqueuedAt + (enabled ? maxQueueDelayMicros / 1000 : 0);
   }
 
   /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */
@@ -180,7 +185,7 @@ export class DynamicBatcher {
       const waitedMicros = (now - first.enqueuedAt) * 1000;
       const size = nextBatchSize(this.options, queued, waitedMicros, idle);
       if (size === 0) {
-        if (idle > 0) wake = first.enqueuedAt + this.options.maxQueueDelayMicros / 1000;
+        if (idle > 0) wake = this.dueAt(first);
         break;
       }
       const slices = this.take(size, now);
