@@ -165,7 +165,8 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
     await reference.release();
   });
 
-  beforeEach(() => {
+  /** Sets `engine` (and `registry`, its metrics) to a new engine: the specs' settings, `extra`. */
+  function useEngine(extra: Partial<ScoringConfig> = {}): void {
     registry = new Registry();
     engine = new WorkerScoringEngine(
       Object.assign(new ScoringConfig(), {
@@ -173,10 +174,13 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
         SCORING_DEFAULT_INSTANCES: 1,
         // Spare threads have their own describe below; elsewhere every load starts its own.
         SCORING_SPARE_THREADS: 0,
+        ...extra,
       }),
       new ScoringMetrics(registry),
     );
-  });
+  }
+
+  beforeEach(() => useEngine());
 
   afterEach(async () => {
     await engine.onApplicationShutdown();
@@ -558,15 +562,7 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
 
     it('refuses with OverloadedError once queued rows have waited past SCORING_MAX_QUEUE_WAIT_MS, and scores what it took', async () => {
       await engine.onApplicationShutdown();
-      registry = new Registry();
-      engine = new WorkerScoringEngine(
-        Object.assign(new ScoringConfig(), {
-          SCORING_MAX_CONCURRENT_BATCHES: 2,
-          SCORING_SPARE_THREADS: 0,
-          SCORING_MAX_QUEUE_WAIT_MS: 5,
-        }),
-        new ScoringMetrics(registry),
-      );
+      useEngine({ SCORING_MAX_QUEUE_WAIT_MS: 5 });
       await load('waited', { batching: { maxBatchRows: 512, maxQueueDelayMicros: 0 } });
       const feeds = ctrFeeds(3000, 60);
       const out = score('waited', feeds);
