@@ -25,6 +25,11 @@ export interface BatchingOptions {
 
 export interface SessionOptions {
   intraOpThreads: number;
+  /**
+   * Most rows one onnxruntime run takes: a larger batch runs on its instance's thread as balanced
+   * parts of at most this many rows, one after another (0: the whole batch in one run).
+   */
+  maxRunRows: number;
   graphOptimizationLevel: GraphOptimizationLevel;
   executionProviders: ExecutionProvider[];
 }
@@ -65,6 +70,7 @@ export const DEFAULT_BATCHING: BatchingOptions = {
 
 export const DEFAULT_SESSION: SessionOptions = {
   intraOpThreads: 1,
+  maxRunRows: 0,
   graphOptimizationLevel: 'all',
   executionProviders: ['cpu'],
 };

@@ -32,6 +32,8 @@ import { InstancePool } from './worker/instance-pool';
 import { ThreadReserve } from './worker/thread-reserve';
 
 const MODEL = join(__dirname, '../../../models/feed/v1/ctr.onnx');
+/** Two outputs (ctr, cvr) over inputs shaped as MODEL's, with ids below 500. */
+const MTL_MODEL = join(__dirname, '../../../models/feed/v1/mtl.onnx');
 /** Far longer than any test: a batch that leaves before it did not wait for the delay. */
 const FOREVER_MICROS = 600_000_000;
 /** Bound on awaits that must not hang (a hang fails the test instead of timing it out). */
@@ -46,16 +48,16 @@ function threadNices(): Map<number, number> {
   return nices;
 }
 
-/** Random CTR-model feeds (26 ids in [0, 1000), 13 floats in [-1, 1)), reproducible by seed. */
-function ctrFeeds(rows: number, seed: number): InputFeeds {
+/** Random CTR-model feeds (26 ids in [0, ids), 13 floats in [-1, 1)), reproducible by seed. */
+function ctrFeeds(rows: number, seed: number, ids = 1000): InputFeeds {
   let s = seed >>> 0;
   const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-  const ids = new BigInt64Array(rows * 26);
-  for (let i = 0; i < ids.length; i++) ids[i] = BigInt(Math.floor(next() * 1000));
+  const sparse = new BigInt64Array(rows * 26);
+  for (let i = 0; i < sparse.length; i++) sparse[i] = BigInt(Math.floor(next() * ids));
   const dense = new Float32Array(rows * 13);
   for (let i = 0; i < dense.length; i++) dense[i] = next() * 2 - 1;
   return {
-    sparse_ids: { dtype: 'int64', data: ids, dims: [rows, 26] },
+    sparse_ids: { dtype: 'int64', data: sparse, dims: [rows, 26] },
     dense: { dtype: 'float32', data: dense, dims: [rows, 13] },
   };
 }
@@ -423,6 +425,51 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
         expect(takes.find((v) => v.labels.result === 'allocated')?.value).toBeGreaterThan(0);
       } finally {
         await unpooled.onApplicationShutdown();
+      }
+    });
+
+    it('runs a batch larger than maxRunRows as parts over views of its buffers: one batch, every row scored as in one run', async () => {
+      await load('parts', {
+        session: { maxRunRows: 256 },
+        batching: { maxBatchRows: 1024, maxQueueDelayMicros: 0 },
+      });
+      const feeds = ctrFeeds(1000, 81);
+      const built = inEngineBuffers(feeds);
+      expect(built.dense.data.byteLength).toBeLessThan(built.dense.data.buffer.byteLength);
+      const out = await bounded(engine.score('parts', built), 'score');
+      expect(out.ctr.dims).toEqual([1000, 1]);
+      expectClose(out.ctr.data, await raw(feeds));
+      // Parts are not batches: one message each way, one batch in the metrics.
+      expect(await batches('parts', 1024)).toMatchObject({ count: 1, rows: 1000 });
+      engine.recycle(built);
+      // A batch that fits runs whole, and the thread's buffers serve the next request right.
+      const small = ctrFeeds(200, 82);
+      expectClose((await bounded(score('parts', small), 'small')).ctr.data, await raw(small));
+    });
+
+    it('joins every output of a multi-output model from its parts, rows in order', async () => {
+      const mtl = await InferenceSession.create(MTL_MODEL, { intraOpNumThreads: 1 });
+      try {
+        await engine.load({
+          id: 'mtl-parts',
+          file: MTL_MODEL,
+          instances: 1,
+          session: { maxRunRows: 300 },
+          batching: { maxBatchRows: 2048, maxQueueDelayMicros: 0 },
+        });
+        const feeds = ctrFeeds(1001, 83, 500);
+        const out = await bounded(engine.score('mtl-parts', copyFeeds(feeds)), 'score');
+        const tensors: Record<string, Tensor> = {};
+        for (const [name, f] of Object.entries(feeds))
+          tensors[name] = new Tensor(f.dtype, f.data.slice(), [...f.dims]);
+        const expected = await mtl.run(tensors);
+        expect(Object.keys(out).sort()).toEqual(['ctr', 'cvr']);
+        for (const name of ['ctr', 'cvr']) {
+          expect(out[name].dims).toEqual([1001, 1]);
+          expectClose(out[name].data, expected[name].data as Float32Array);
+        }
+      } finally {
+        await mtl.release();
       }
     });
   });

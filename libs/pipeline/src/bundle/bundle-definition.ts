@@ -40,6 +40,7 @@ export interface ModelInputSpec {
 export interface ModelRuntimeSpec {
   instances?: number;
   intraOpThreads: number;
+  maxRunRows?: number;
   graphOptimizationLevel?: GraphOptimizationLevel;
   executionProviders?: ExecutionProvider[];
   batching?: Partial<BatchingOptions>;

@@ -81,9 +81,11 @@ describe('parseBundleSpec', () => {
     });
 
     it('declares two models with their files and outputs', () => {
-      expect(spec.models.map((m) => [m.name, m.file, m.outputs, m.intraOpThreads])).toEqual([
-        ['ctr', 'ctr.onnx', ['ctr'], 1],
-        ['mtl', 'mtl.onnx', ['ctr', 'cvr'], 1],
+      expect(
+        spec.models.map((m) => [m.name, m.file, m.outputs, m.intraOpThreads, m.maxRunRows]),
+      ).toEqual([
+        ['ctr', 'ctr.onnx', ['ctr'], 1, 256],
+        ['mtl', 'mtl.onnx', ['ctr', 'cvr'], 1, 256],
       ]);
     });
 
@@ -484,6 +486,24 @@ describe('parseBundleSpec', () => {
         (s) => ((s.models.ctr as Record<string, unknown>).intraOpThreads = 65),
         'models.ctr.intraOpThreads',
         /must be <= 64/,
+      ],
+      [
+        'a negative maxRunRows',
+        (s) => ((s.models.ctr as Record<string, unknown>).maxRunRows = -1),
+        'models.ctr.maxRunRows',
+        /must be >= 0/,
+      ],
+      [
+        'a fractional maxRunRows',
+        (s) => ((s.models.ctr as Record<string, unknown>).maxRunRows = 128.5),
+        'models.ctr.maxRunRows',
+        /must be an integer/,
+      ],
+      [
+        'maxRunRows as a string',
+        (s) => ((s.models.ctr as Record<string, unknown>).maxRunRows = '256'),
+        'models.ctr.maxRunRows',
+        /must be a number, got string "256"/,
       ],
       ['a scene with a slash', (s) => (s.scene = 'feed/x'), 'scene', /must match/],
       ['a missing version', (s) => (s.version = ''), 'version', /non-empty string/],

@@ -12,6 +12,7 @@ import { SpecReader } from './spec-reader';
 export const MODEL_RUNTIME_KEYS = [
   'instances',
   'intraOpThreads',
+  'maxRunRows',
   'graphOptimizationLevel',
   'executionProviders',
   'batching',
@@ -30,6 +31,8 @@ export function readModelRuntime(
     instances: int(obj.instances, `${path}.instances`, 1, 64),
     intraOpThreads: int(obj.intraOpThreads, `${path}.intraOpThreads`, 1, 64) ?? 1,
   };
+  const maxRunRows = int(obj.maxRunRows, `${path}.maxRunRows`, 0, 65_536);
+  if (maxRunRows !== undefined) runtime.maxRunRows = maxRunRows;
   if (obj.graphOptimizationLevel !== undefined) {
     runtime.graphOptimizationLevel = r.oneOf<GraphOptimizationLevel>(
       obj.graphOptimizationLevel,

@@ -97,6 +97,8 @@ describe('loadBundle (real engine)', () => {
         ['mtl', 'feed/v1/mtl'],
       ]);
       for (const id of MODEL_IDS) expect(engine.pool(id)?.live).toHaveLength(1);
+      // How each model runs reaches the engine as pipeline.yaml says.
+      for (const id of MODEL_IDS) expect(engine.pool(id)?.session.maxRunRows).toBe(256);
       const itemIds = Array.from({ length: 25 }, (_, i) => `item-${i}`);
       const frame: FeatureFrame = {
         userId: 'user-1',

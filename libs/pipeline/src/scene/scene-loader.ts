@@ -120,6 +120,7 @@ function loadOptions(
     instances: model.instances,
     session: {
       intraOpThreads: model.intraOpThreads,
+      ...(model.maxRunRows !== undefined && { maxRunRows: model.maxRunRows }),
       ...(model.graphOptimizationLevel && { graphOptimizationLevel: model.graphOptimizationLevel }),
       ...(model.executionProviders && { executionProviders: model.executionProviders }),
     },

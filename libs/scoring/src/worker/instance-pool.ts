@@ -103,6 +103,11 @@ export class InstancePool implements BatchPool {
     return this.instances.length > 0;
   }
 
+  /** How each instance runs its session: threads, providers, rows per run. */
+  get session(): ResolvedModelOptions['session'] {
+    return this.options.session;
+  }
+
   /** For tests and diagnostics: the live instances. */
   get live(): readonly ModelInstance[] {
     return this.instances;
@@ -192,8 +197,9 @@ export class InstancePool implements BatchPool {
     const { id, instances, session } = this.options;
     const skipped = first.skipped.length > 0 ? `; unavailable: ${first.skipped.join('; ')}` : '';
     const warmup = Math.max(...all.map((r) => r.warmupMs)).toFixed(0);
+    const runs = session.maxRunRows > 0 ? `, runs of at most ${session.maxRunRows} rows` : '';
     this.logger.log(
-      `model ${id}: ${instances} instance(s) x ${session.intraOpThreads} intra-op thread(s) on ${first.provider} ` +
+      `model ${id}: ${instances} instance(s) x ${session.intraOpThreads} intra-op thread(s)${runs} on ${first.provider} ` +
         `(asked for ${session.executionProviders.join(' > ')}${skipped}), warm-up ${warmup} ms`,
     );
   }
