@@ -25,6 +25,8 @@ const CORES = availableParallelism();
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? CORES);
 const INTRA_OP = Number(process.env.BENCH_INTRA_OP_THREADS ?? 1);
 const LARGE_IN_FLIGHT = Number(process.env.BENCH_LARGE_IN_FLIGHT ?? 2);
+/** Rows per onnxruntime run, as the example bundle sets (0: each batch in one run). */
+const MAX_RUN_ROWS = Number(process.env.BENCH_MAX_RUN_ROWS ?? 256);
 
 const RATIOS = [
   'large_ratio_to_raw',
@@ -38,7 +40,7 @@ async function startEngine(): Promise<WorkerScoringEngine> {
     SCORING_DEFAULT_INSTANCES: INSTANCES,
   });
   const engine = new WorkerScoringEngine(config);
-  const session = { intraOpThreads: INTRA_OP };
+  const session = { intraOpThreads: INTRA_OP, maxRunRows: MAX_RUN_ROWS };
   await engine.load({
     id: 'batched',
     file: MODEL,
@@ -88,7 +90,7 @@ async function main(): Promise<void> {
     `bench:scoring on ${CORES} cores, ${ROUNDS} round(s) of ${SECONDS} s phases, model ${MODEL}`,
   );
   console.log(
-    `engine: ${INSTANCES} instance(s) x ${INTRA_OP} intra-op thread(s), ${CORES} concurrent batches`,
+    `engine: ${INSTANCES} instance(s) x ${INTRA_OP} intra-op thread(s), runs of at most ${MAX_RUN_ROWS} rows (0: whole batches), ${CORES} concurrent batches`,
   );
   const raw = RawLimit.open([MODEL], CORES);
   await raw.sweep(SECONDS / 7);
