@@ -4,7 +4,8 @@ import { ModelSpec } from './bundle-definition';
 
 /**
  * Compares what a bundle declares for a model with what the ONNX file itself says: input names,
- * dtypes, column counts, outputs of width 1. Errors carry the pipeline.yaml path.
+ * dtypes, column counts, outputs of width 1, and, for runs in parts (`maxRunRows`), every output
+ * batched along its first dimension. Errors carry the pipeline.yaml path.
  */
 export function checkModelContract(model: ModelSpec, metadata: ModelMetadata): ErrorDetail[] {
   const errors: ErrorDetail[] = [];
@@ -66,7 +67,27 @@ export function checkModelContract(model: ModelSpec, metadata: ModelMetadata): E
       });
     }
   });
+  if (model.maxRunRows !== undefined && model.maxRunRows > 0) {
+    // Parts' outputs are joined along the first dimension: an output without a batch dimension
+    // (declared or not, the engine receives every output) would fail every batch larger than
+    // maxRunRows, which a small dry run would not show.
+    for (const actual of metadata.outputs) {
+      if (!isBatchedOutput(actual.shape)) {
+        errors.push({
+          path: `${path}.maxRunRows`,
+          message: `output '${actual.name}' has shape [${actual.shape.join(', ')}]: runs in parts need every output to have the batch as its first dimension (or maxRunRows 0)`,
+        });
+      }
+    }
+  }
   return errors;
+}
+
+/** A first dimension that is the batch: symbolic (a name, or -1), never a fixed size or absent. */
+function isBatchedOutput(shape: readonly (number | string)[]): boolean {
+  if (shape.length === 0) return false;
+  const first = shape[0];
+  return typeof first === 'string' || first < 0;
 }
 
 function names(specs: { name: string }[]): string {
