@@ -80,12 +80,14 @@ function toTensor(wire: WireTensor, start: number, end: number): Tensor {
 }
 
 type Outputs = Record<string, Tensor>;
+/** What onnxruntime gives numeric outputs as (the bundle gate admits float32 scores only). */
+type NumericArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
 
 /**
  * Runs a batch as balanced parts of at most `maxRunRows` rows, one after another (0, or a batch
- * that fits: one run). On CPUs whose caches hold a few hundred rows' activations, a row costs
- * onnxruntime less in a run of that size than in one of thousands (README: Scoring engine), and
- * parts cost no more messages than the batch. Each output is the parts' outputs in order.
+ * that fits: one run). On CPUs a row can cost onnxruntime less in runs of a few hundred rows than
+ * in runs of thousands (measured: README, Scoring engine), and parts cost no more messages than
+ * the batch. Each output is the parts' outputs in order, in an array of the same type.
  */
 async function runInParts(
   session: InferenceSession,
@@ -101,7 +103,7 @@ async function runInParts(
     return feeds;
   };
   if (parts <= 1) return (await session.run(feedsOf(0, rows))) as Outputs;
-  const joined: Record<string, { data: Float32Array; width: number; tail: readonly number[] }> = {};
+  const joined: Record<string, { data: NumericArray; width: number; tail: readonly number[] }> = {};
   let start = 0;
   for (let part = 1; part <= parts; part++) {
     const end = Math.round((part * rows) / parts);
@@ -111,19 +113,20 @@ async function runInParts(
         throw new Error(
           `output ${name} has ${value.dims[0]} rows for a run of ${end - start}: maxRunRows needs every output's first dimension to be the batch`,
         );
+      const data = value.data as NumericArray;
       const width = value.dims[0] === 0 ? 0 : value.size / value.dims[0];
       const out = (joined[name] ??= {
-        data: new Float32Array(rows * width),
+        data: new (data.constructor as new (length: number) => NumericArray)(rows * width),
         width,
         tail: value.dims.slice(1),
       });
-      out.data.set(value.data as Float32Array, start * out.width);
+      out.data.set(data as never, start * out.width);
     }
     start = end;
   }
   const outputs: Outputs = {};
   for (const [name, { data, tail }] of Object.entries(joined))
-    outputs[name] = new Tensor('float32', data, [rows, ...tail]);
+    outputs[name] = new Tensor(data as Float32Array, [rows, ...tail]);
   return outputs;
 }
 
