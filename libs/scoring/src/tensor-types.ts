@@ -15,6 +15,13 @@ export function elementCount(dims: readonly number[]): number {
   return dims.reduce((a, b) => a * b, 1);
 }
 
+/** Elements of one row of a tensor of `dims` (rows first): the product of the other dimensions. */
+export function rowWidth(dims: readonly number[]): number {
+  let width = 1;
+  for (let i = 1; i < dims.length; i++) width *= dims[i];
+  return width;
+}
+
 /** Model outputs by name, each flattened to rows x width float32. */
 export type OutputTensors = Record<string, { data: Float32Array; dims: readonly number[] }>;
 

@@ -1,5 +1,5 @@
 import { WireTensor } from '../worker/worker-protocol';
-import { OutputTensors } from '../tensor-types';
+import { OutputTensors, rowWidth } from '../tensor-types';
 import { Slice } from './pending-request';
 import { TensorBufferPool } from './tensor-buffer-pool';
 
@@ -77,10 +77,4 @@ export function scatterOutputs(
     }
     offset += end - start;
   }
-}
-
-export function rowWidth(dims: readonly number[]): number {
-  let width = 1;
-  for (let i = 1; i < dims.length; i++) width *= dims[i];
-  return width;
 }

@@ -10,7 +10,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { readModelMetadata } from '../onnx-metadata';
-import { elementCount, ModelMetadata } from '../tensor-types';
+import { elementCount, ModelMetadata, rowWidth } from '../tensor-types';
 import { FromWorker, ToWorker, WireTensor, WorkerBoot, WorkerInit } from './worker-protocol';
 
 const boot = workerData as WorkerBoot;
@@ -70,7 +70,7 @@ function zeroFeeds(metadata: ModelMetadata, rows: number): Record<string, Tensor
 
 /** Rows [start, end) of a batch's input as a tensor: a view of its buffer, nothing copied. */
 function toTensor(wire: WireTensor, start: number, end: number): Tensor {
-  const width = elementCount(wire.dims.slice(1));
+  const width = rowWidth(wire.dims);
   const dims = [end - start, ...wire.dims.slice(1)];
   const data =
     wire.dtype === 'int64'
@@ -103,7 +103,7 @@ async function runInParts(
     return feeds;
   };
   if (parts <= 1) return (await session.run(feedsOf(0, rows))) as Outputs;
-  const joined: Record<string, { data: NumericArray; width: number; tail: readonly number[] }> = {};
+  const joined: Record<string, { data: NumericArray; width: number; dims: number[] }> = {};
   let start = 0;
   for (let part = 1; part <= parts; part++) {
     const end = Math.round((part * rows) / parts);
@@ -114,19 +114,19 @@ async function runInParts(
           `output ${name} has ${value.dims[0]} rows for a run of ${end - start}: maxRunRows needs every output's first dimension to be the batch`,
         );
       const data = value.data as NumericArray;
-      const width = value.dims[0] === 0 ? 0 : value.size / value.dims[0];
+      const width = rowWidth(value.dims);
       const out = (joined[name] ??= {
         data: new (data.constructor as new (length: number) => NumericArray)(rows * width),
         width,
-        tail: value.dims.slice(1),
+        dims: [rows, ...value.dims.slice(1)],
       });
       out.data.set(data as never, start * out.width);
     }
     start = end;
   }
   const outputs: Outputs = {};
-  for (const [name, { data, tail }] of Object.entries(joined))
-    outputs[name] = new Tensor(data as Float32Array, [rows, ...tail]);
+  for (const [name, { data, dims }] of Object.entries(joined))
+    outputs[name] = new Tensor(data as Float32Array, dims);
   return outputs;
 }
 
