@@ -11,7 +11,8 @@ import {
 } from '@app/common';
 import { BatchingOptions } from '../model-options';
 import { OutputTensors } from '../tensor-types';
-import { BatcherEvents, DynamicBatcher } from './dynamic-batcher';
+import { DynamicBatcher } from './dynamic-batcher';
+import { BatcherEvents } from './queue-admission';
 import { FakeBatchPool, flush, numberedFeeds, specBatching } from './fake-batch-pool';
 
 function setUp(instances: number, options: Partial<BatchingOptions> = {}) {

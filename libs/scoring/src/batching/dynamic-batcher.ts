@@ -1,32 +1,16 @@
-import {
-  DeadlineExceededError,
-  OverloadedError,
-  QueueDepth,
-  RequestTooLargeError,
-  WorkerCrashedError,
-} from '@app/common';
+import { DeadlineExceededError, QueueDepth, WorkerCrashedError } from '@app/common';
 import { BatchingOptions } from '../model-options';
 import { InputFeeds, OutputTensors } from '../tensor-types';
 import { BatchPool } from '../worker/batch-pool';
-import { WireTensor } from '../worker/worker-protocol';
 import { nextBatchSize } from './batch-size';
 import { assembleFeeds, scatterOutputs } from './batch-tensors';
 import { PendingRequest, Slice } from './pending-request';
+import { BatcherEvents, QueueState, queueRefusal } from './queue-admission';
 import { RequestQueue } from './request-queue';
 import { TensorBufferPool } from './tensor-buffer-pool';
 
 /** setTimeout fires at once past this delay (about 24.8 days): such a deadline is none. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export interface BatcherEvents {
-  dispatched(rows: number, queueMs: number[]): void;
-  completed(rows: number, computeMs: number, outputs: Record<string, WireTensor>): void;
-  rejected(
-    reason:
-      'overloaded' | 'queue_wait' | 'too_large' | 'deadline' | 'worker_crashed' | 'run_failed',
-    requests: number,
-  ): void;
-}
 
 /**
  * Triton-style dynamic batcher for one model, shaped for ranking requests of 50-3,000 rows.
@@ -37,15 +21,12 @@ export interface BatcherEvents {
  * waits, a batch also queues behind a running one, so instances never idle between batches. A
  * request larger than a batch is split into balanced sub-batches that run in parallel and are
  * reassembled in order. A request fails with DeadlineExceededError at its deadline, whether its
- * rows are queued or running. The queue holds maxQueueRows: a request that finds it too full is
- * refused with OverloadedError (try again), one with more rows than it ever holds with
- * RequestTooLargeError (never retry). With maxQueueWaitMs, a request is also refused with
- * OverloadedError while the oldest waiting rows have waited longer than that: the queue is then
- * bounded by the wait it means, not only by its rows.
+ * rows are queued or running. The queue holds maxQueueRows, and with maxQueueWaitMs no more than
+ * that wait: a request beyond either is refused at once (see queueRefusal).
  */
-export class DynamicBatcher {
+export class DynamicBatcher implements QueueState {
   private readonly queue = new RequestQueue();
-  private queuedRows = 0;
+  private rowsWaiting = 0;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private readonly inFlight = new Set<Promise<void>>();
@@ -53,8 +34,8 @@ export class DynamicBatcher {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly modelId: string,
-    private readonly options: BatchingOptions,
+    readonly modelId: string,
+    readonly options: BatchingOptions,
     private readonly pool: BatchPool,
     private readonly events: BatcherEvents,
     /** Where batch input buffers come from and go back to; by default, none are kept. */
@@ -77,7 +58,7 @@ export class DynamicBatcher {
       if (deadline - now <= MAX_TIMER_MS)
         request.deadlineTimer = setTimeout(() => this.expire(request), deadline - now);
       this.queue.push(request);
-      this.queuedRows += rows;
+      this.rowsWaiting += rows;
       this.pump();
     });
   }
@@ -96,32 +77,7 @@ export class DynamicBatcher {
   /** Why `rows` more cannot be queued now (the refusal counted), or undefined when they can. */
   private refusal(rows: number): Error | undefined {
     if (this.closed) return new WorkerCrashedError(`model ${this.modelId} is unloaded`);
-    const { maxQueueRows } = this.options;
-    // More rows than the queue ever holds: waiting would not help, so not OverloadedError.
-    if (rows > maxQueueRows) {
-      this.events.rejected('too_large', 1);
-      return new RequestTooLargeError(
-        `model ${this.modelId}: a request of ${rows} rows can never be queued: maxQueueRows is ${maxQueueRows}`,
-        this.modelId,
-        rows,
-        maxQueueRows,
-      );
-    }
-    if (this.queuedRows + rows > maxQueueRows) {
-      this.events.rejected('overloaded', 1);
-      return new OverloadedError(
-        `model ${this.modelId}: ${this.queuedRows} rows queued, ${rows} more would pass ${maxQueueRows}`,
-      );
-    }
-    const { maxQueueWaitMs } = this.options;
-    const waited = maxQueueWaitMs > 0 ? this.oldestWaitMs() : 0;
-    if (waited > maxQueueWaitMs) {
-      this.events.rejected('queue_wait', 1);
-      return new OverloadedError(
-        `model ${this.modelId}: the oldest queued rows have waited ${Math.round(waited)} ms, past maxQueueWaitMs ${maxQueueWaitMs}`,
-      );
-    }
-    return undefined;
+    return queueRefusal(this, rows, this.events);
   }
 
   /**
@@ -131,8 +87,8 @@ export class DynamicBatcher {
    * the models' speed, so it holds whatever slows them (a slower machine, a swap, the other
    * models on the same cores). Rows held for maxQueueDelayMicros by design are not late.
    */
-  private oldestWaitMs(): number {
-    if (this.queuedRows === 0) return 0;
+  oldestWaitMs(): number {
+    if (this.rowsWaiting === 0) return 0;
     const first = this.queue.first();
     return first === undefined ? 0 : performance.now() - this.dueAt(first);
   }
@@ -146,9 +102,14 @@ export class DynamicBatcher {
     return request.enqueuedAt + (enabled ? maxQueueDelayMicros / 1000 : 0);
   }
 
+  /** Rows waiting to be dispatched (rows running are not counted). */
+  get queuedRows(): number {
+    return this.rowsWaiting;
+  }
+
   /** Rows waiting to be dispatched (rows running are not counted), and the rows allowed to wait. */
   get queueDepth(): QueueDepth {
-    return { queuedRows: this.queuedRows, maxQueueRows: this.options.maxQueueRows };
+    return { queuedRows: this.rowsWaiting, maxQueueRows: this.options.maxQueueRows };
   }
 
   /** Refuses new work, fails what is still queued, and waits for batches in flight. */
@@ -181,7 +142,7 @@ export class DynamicBatcher {
       // of a deep backlog, queued behind its current one, so its thread never waits for us.
       const idle = this.pool.idleCount();
       if (idle === 0 && !this.pool.canQueueBehind()) break;
-      const queued = this.options.enabled ? this.queuedRows : first.undispatched;
+      const queued = this.options.enabled ? this.rowsWaiting : first.undispatched;
       const waitedMicros = (now - first.enqueuedAt) * 1000;
       const size = nextBatchSize(this.options, queued, waitedMicros, idle);
       if (size === 0) {
@@ -211,7 +172,7 @@ export class DynamicBatcher {
       slices.push({ request, start: request.next, end: request.next + n });
       request.next += n;
       left -= n;
-      this.queuedRows -= n;
+      this.rowsWaiting -= n;
       if (request.undispatched === 0) this.queue.shift();
       if (!this.options.enabled) break;
     }
@@ -268,13 +229,13 @@ export class DynamicBatcher {
     const queued = request.undispatched;
     request.reject(error);
     if (queued === 0) return;
-    this.queuedRows -= queued;
+    this.rowsWaiting -= queued;
     this.queue.settledInPlace();
   }
 
   private failQueued(error: () => Error, reason: 'worker_crashed'): void {
     const requests = this.queue.drain();
-    this.queuedRows = 0;
+    this.rowsWaiting = 0;
     if (requests.length === 0) return;
     this.events.rejected(reason, requests.length);
     for (const request of requests) request.reject(error());
