@@ -112,11 +112,16 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
   let engine: WorkerScoringEngine;
 
   /** The CTR scores of `feeds` from a plain session on this thread. */
-  async function raw(feeds: InputFeeds): Promise<Float32Array> {
+  /** `feeds` as onnxruntime tensors over copies of their data, for a session of our own. */
+  function tensorsOf(feeds: InputFeeds): Record<string, Tensor> {
     const tensors: Record<string, Tensor> = {};
     for (const [name, f] of Object.entries(feeds))
       tensors[name] = new Tensor(f.dtype, f.data.slice(), [...f.dims]);
-    const out = await reference.run(tensors);
+    return tensors;
+  }
+
+  async function raw(feeds: InputFeeds): Promise<Float32Array> {
+    const out = await reference.run(tensorsOf(feeds));
     return Float32Array.from(out.ctr.data as Float32Array);
   }
 
@@ -459,10 +464,7 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
         });
         const feeds = ctrFeeds(1001, 83, 500);
         const out = await bounded(engine.score('mtl-parts', copyFeeds(feeds)), 'score');
-        const tensors: Record<string, Tensor> = {};
-        for (const [name, f] of Object.entries(feeds))
-          tensors[name] = new Tensor(f.dtype, f.data.slice(), [...f.dims]);
-        const expected = await mtl.run(tensors);
+        const expected = await mtl.run(tensorsOf(feeds));
         expect(Object.keys(out).sort()).toEqual(['ctr', 'cvr']);
         for (const name of ['ctr', 'cvr']) {
           expect(out[name].dims).toEqual([1001, 1]);
