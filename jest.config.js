@@ -14,8 +14,8 @@ module.exports = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   testRegex: '.*\\.(spec|int-spec|e2e-spec)\\.ts$',
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  // NestJS 12 ships ES modules only; Jest on Node 20 cannot require() them, so swc compiles
-  // @nestjs/* to CommonJS like our own sources.
+  // NestJS 12 ships ES modules only; Jest's module loader does not require() them (on Node.js
+  // 24.22.3 as on 20), so swc compiles @nestjs/* to CommonJS like our own sources.
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   transform: {
     '^.+\\.(ts|js|mjs)$': [
