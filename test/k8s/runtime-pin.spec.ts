@@ -6,7 +6,8 @@ import { repoFile } from './manifest-files';
  * One Node.js line for the image and for everything the npm scripts run (service, tests,
  * benchmarks): package.json pins it as the optional dependency `node-<platform>-<arch>` (the
  * official binaries on the npm registry), whose `node` npm puts first on every script's PATH. A
- * platform without such a package runs the scripts on the machine's own Node.js (>= 20).
+ * platform without such a package runs the scripts on the machine's own Node.js, which should be
+ * 22 or later (README: some dependencies declare it).
  */
 const pkg = JSON.parse(repoFile('package.json')) as {
   optionalDependencies?: Record<string, string>;
