@@ -111,7 +111,6 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
   let registry: Registry;
   let engine: WorkerScoringEngine;
 
-  /** The CTR scores of `feeds` from a plain session on this thread. */
   /** `feeds` as onnxruntime tensors over copies of their data, for a session of our own. */
   function tensorsOf(feeds: InputFeeds): Record<string, Tensor> {
     const tensors: Record<string, Tensor> = {};
@@ -120,6 +119,7 @@ describe('WorkerScoringEngine (real workers, real onnxruntime)', () => {
     return tensors;
   }
 
+  /** The CTR scores of `feeds` from a plain session on this thread. */
   async function raw(feeds: InputFeeds): Promise<Float32Array> {
     const out = await reference.run(tensorsOf(feeds));
     return Float32Array.from(out.ctr.data as Float32Array);
