@@ -118,7 +118,7 @@ async function warm(load: LoadGenerator, items: string[], users: string[]): Prom
   for (let from = 0; from < items.length; from += LARGE) {
     const candidates = items.slice(from, from + LARGE).map((id) => ({ id }));
     const body = Buffer.from(JSON.stringify({ user: { id: users[0] }, candidates }));
-    const answer = await load.send(body, true);
+    const answer = await load.send(body, 'always');
     if (answer.status !== 200)
       throw new Error(`warm-up request failed: ${answer.status} ${answer.body.toString()}`);
   }

@@ -24,6 +24,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { KeepBody } from '../tools/perf/keep-alive-client';
 import { LoadGenerator } from '../tools/perf/load-generator';
 import { buildBodies, idsFromFeatureFile } from '../tools/perf/request-bodies';
 import { formatErrors, percentile } from '../tools/perf/step-summary';
@@ -85,6 +86,8 @@ interface SwapWindow {
 }
 
 const VERSION = /"version":"([^"]*)"/;
+/** BENCH_KEEP=always keeps every answer's whole body (the default before 2026-12-07 night). */
+const KEEP: KeepBody = process.env.BENCH_KEEP === 'always' ? 'always' : 'head';
 
 /** Open loop: a request every 1000/RATE ms whatever the answers, until stopped. */
 class ScheduledLoad {
@@ -134,7 +137,7 @@ class ScheduledLoad {
 
   private async send(due: number, body: Buffer): Promise<void> {
     try {
-      const answer = await this.load.send(body, true);
+      const answer = await this.load.send(body, KEEP);
       const end = performance.now();
       if (answer.status === 200) {
         const version = VERSION.exec(answer.body.toString('latin1', 0, 128))?.[1];

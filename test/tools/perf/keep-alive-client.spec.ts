@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createServer, Server, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeepAliveClient } from './keep-alive-client';
+import { HEAD_OF_BODY_BYTES, KeepAliveClient } from './keep-alive-client';
 
 interface Received {
   head: string;
@@ -140,6 +140,30 @@ describe('KeepAliveClient (the load generator HTTP client)', () => {
     const bad = await client.post(Buffer.from('bad'), 'errors');
     expect(bad.status).toBe(400);
     expect(bad.body.toString()).toBe('{"code":"REQUEST_INVALID"}');
+    expect(server.connections).toBe(1);
+  });
+
+  it('keeps only the head of a 2xx body with `head`, and an error body whole', async () => {
+    const long = `{"scene":"feed","version":"v7",${'"x":0,'.repeat(100)}"end":1}`;
+    const error = `{"code":"OVERLOADED","detail":"${'y'.repeat(300)}"}`;
+    server.respond = (request, socket) => {
+      const text = request.body.toString();
+      if (text === 'bad') socket.write(answer(503, error));
+      // In HTTP chunks of 50 bytes: the head kept spans three of them.
+      else if (text === 'chunked') socket.write(chunked(200, long.match(/.{1,50}/g)!));
+      else socket.write(answer(200, text === 'short' ? '{}' : long));
+    };
+    const head = await client.post(Buffer.from('long'), 'head');
+    expect(head.status).toBe(200);
+    expect(head.body.toString()).toBe(long.slice(0, HEAD_OF_BODY_BYTES));
+    expect((await client.post(Buffer.from('chunked'), 'head')).body.toString()).toBe(
+      long.slice(0, HEAD_OF_BODY_BYTES),
+    );
+    expect((await client.post(Buffer.from('short'), 'head')).body.toString()).toBe('{}');
+    const bad = await client.post(Buffer.from('bad'), 'head');
+    expect(bad.status).toBe(503);
+    expect(bad.body.toString()).toBe(error);
+    expect((await client.post(Buffer.from('long'), 'always')).body.toString()).toBe(long);
     expect(server.connections).toBe(1);
   });
 

@@ -16,8 +16,15 @@ export interface HttpAnswer {
   body: Buffer;
 }
 
-/** Which answers' bodies are kept: every one, or only those whose status is not 2xx. */
-export type KeepBody = 'always' | 'errors';
+/**
+ * Which answers' bodies are kept: every one, only those whose status is not 2xx, or of a 2xx body
+ * only its first HEAD_OF_BODY_BYTES (copied, so the socket's chunk is not kept alive), enough
+ * for a field near the start of the answer without the caller's heap holding every body.
+ */
+export type KeepBody = 'always' | 'errors' | 'head';
+
+/** What `head` keeps of a 2xx body. */
+export const HEAD_OF_BODY_BYTES = 128;
 
 /** A failed exchange; `code` is the socket's (ECONNREFUSED, ECONNRESET, ...) or TIMEOUT. */
 export type ExchangeError = Error & { code?: string };
@@ -103,8 +110,9 @@ class Connection {
   private remaining = 0;
   private closeAfter = false;
   private parts: Buffer[] = [];
-  /** Whether the body of the answer being read is kept. */
-  private keepBody = false;
+  /** How many bytes of the body of the answer being read are kept, and were so far. */
+  private keepBytes = 0;
+  private kept = 0;
   private gone = false;
 
   constructor(
@@ -166,7 +174,12 @@ class Connection {
         if (data.length === 0) return false;
         const take =
           this.state === 'to-close' ? data.length : Math.min(this.remaining, data.length);
-        if (this.keepBody) this.parts.push(data.subarray(0, take));
+        if (this.kept < this.keepBytes) {
+          const n = Math.min(take, this.keepBytes - this.kept);
+          const part = data.subarray(0, n);
+          this.parts.push(this.keepBytes === Infinity ? part : Buffer.from(part));
+          this.kept += n;
+        }
         this.pending = data.subarray(take);
         this.remaining -= take;
         if (this.state === 'to-close' || this.remaining > 0) return false;
@@ -202,7 +215,10 @@ class Connection {
     const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0]);
     if (status === null) throw failure(`not an HTTP answer: ${lines[0].slice(0, 80)}`, 'EPROTO');
     this.status = Number(status[1]);
-    this.keepBody = this.waiting!.keep === 'always' || this.status < 200 || this.status > 299;
+    const keep = this.waiting!.keep;
+    const ok = this.status >= 200 && this.status <= 299;
+    this.keepBytes = keep === 'always' || !ok ? Infinity : keep === 'head' ? HEAD_OF_BODY_BYTES : 0;
+    this.kept = 0;
     let length = -1;
     let chunked = false;
     this.closeAfter = lines[0].startsWith('HTTP/1.0');

@@ -8,7 +8,7 @@
  *   instead of hiding it (no coordinated omission).
  * Successful bodies are drained unread; an error body is parsed for its `code`.
  */
-import { KeepAliveClient } from './keep-alive-client';
+import { KeepAliveClient, KeepBody } from './keep-alive-client';
 
 export type LoadMode = 'concurrency' | 'rate';
 
@@ -53,9 +53,9 @@ export class LoadGenerator {
     this.client = new KeepAliveClient(target.url, target.timeoutMs);
   }
 
-  /** One request; the body is kept for errors, or always with `keepBody`. */
-  send(body: Buffer, keepBody = false): Promise<Answer> {
-    return this.client.post(body, keepBody ? 'always' : 'errors');
+  /** One request; the answer's body kept as `keep` says (KeepBody; by default for errors only). */
+  send(body: Buffer, keep: KeepBody = 'errors'): Promise<Answer> {
+    return this.client.post(body, keep);
   }
 
   run(step: LoadStep): Promise<StepResult> {
