@@ -24,7 +24,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeepBody } from '../tools/perf/keep-alive-client';
+import { HEAD_OF_BODY_BYTES, KeepBody } from '../tools/perf/keep-alive-client';
 import { LoadGenerator } from '../tools/perf/load-generator';
 import { buildBodies, idsFromFeatureFile } from '../tools/perf/request-bodies';
 import { formatErrors, percentile } from '../tools/perf/step-summary';
@@ -140,7 +140,7 @@ class ScheduledLoad {
       const answer = await this.load.send(body, KEEP);
       const end = performance.now();
       if (answer.status === 200) {
-        const version = VERSION.exec(answer.body.toString('latin1', 0, 128))?.[1];
+        const version = VERSION.exec(answer.body.toString('latin1', 0, HEAD_OF_BODY_BYTES))?.[1];
         this.sent.push({ due, end, status: 200, version });
       } else {
         this.sent.push({
