@@ -62,6 +62,8 @@ const ENTRY =
 /** One scheduled request: latency from its scheduled time; the version that answered it. */
 interface Sent {
   due: number;
+  /** When the sender actually wrote it: past `due` when the benchmark's own process was late. */
+  start: number;
   end: number;
   status: number;
   version?: string;
@@ -136,22 +138,30 @@ class ScheduledLoad {
   }
 
   private async send(due: number, body: Buffer): Promise<void> {
+    const start = performance.now();
     try {
       const answer = await this.load.send(body, KEEP);
       const end = performance.now();
       if (answer.status === 200) {
         const version = VERSION.exec(answer.body.toString('latin1', 0, HEAD_OF_BODY_BYTES))?.[1];
-        this.sent.push({ due, end, status: 200, version });
+        this.sent.push({ due, start, end, status: 200, version });
       } else {
         this.sent.push({
           due,
+          start,
           end,
           status: answer.status,
           error: answer.body.toString().slice(0, 200),
         });
       }
     } catch (error) {
-      this.sent.push({ due, end: performance.now(), status: 0, error: (error as Error).message });
+      this.sent.push({
+        due,
+        start,
+        end: performance.now(),
+        status: 0,
+        error: (error as Error).message,
+      });
     }
   }
 }
@@ -230,16 +240,18 @@ async function swap(
 }
 
 /**
- * BENCH_TRACE=<file>: every request (ms from the first), each window, and the versions' states
- * the admin API listed in it (a row per change, `version:state` pairs space-separated), as CSV.
+ * BENCH_TRACE=<file>: every request (ms from the first; `send_lag_ms`: when it was written against
+ * its schedule, so a slow answer can be told from a late send), each window, and the versions'
+ * states the admin API listed in it (a row per change, `version:state` pairs space-separated), as
+ * CSV.
  */
 async function writeTrace(file: string, sent: readonly Sent[], windows: SwapWindow[]) {
   const t0 = sent[0]?.due ?? 0;
   const ms = (t: number) => (t - t0).toFixed(1);
-  const lines = ['kind,start_ms,end_ms,latency_ms,status,version'];
+  const lines = ['kind,start_ms,end_ms,latency_ms,status,version,send_lag_ms'];
   for (const s of sent)
     lines.push(
-      `request,${ms(s.due)},${ms(s.end)},${(s.end - s.due).toFixed(1)},${s.status},${s.version ?? ''}`,
+      `request,${ms(s.due)},${ms(s.end)},${(s.end - s.due).toFixed(1)},${s.status},${s.version ?? ''},${(s.start - s.due).toFixed(1)}`,
     );
   for (const w of windows) {
     lines.push(`swap,${ms(w.from)},${ms(w.to)},,,${w.name}`);
