@@ -25,11 +25,11 @@
  */
 import 'reflect-metadata';
 import { Message } from 'kafkajs';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
 import { processCpuMs, threadCpuSince, threadMark } from '../support/proc-stat';
+import { scriptStartedBroker } from '../support/script-broker';
 import { RankTopics, rankRequest, ReadRecord } from '../support/rank-topics';
 import { RawLimit } from './raw-limit';
 import { fixed, RoundLog, roundsFromEnv, secondsFromEnv } from './rounds';
@@ -78,20 +78,19 @@ interface PhaseResult {
 }
 
 /**
- * The pid of the broker test/services/kafka.sh started (its pidfile, checked against the
- * process's command line), or undefined: then the broker's CPU is not reported.
+ * The pid of the local broker the bench uses (KAFKA_BROKERS, as RankTopics reads it) when
+ * test/services/kafka.sh started it, this checkout's or another's (script-broker.ts); else
+ * undefined, and the broker's CPU is not reported.
  */
-function brokerPid(): number | undefined {
-  const dir = process.env.RANKER_SERVICES_DIR ?? join(repoRoot, '.services');
-  try {
-    const pid = Number(readFileSync(join(dir, 'kafka.pid'), 'utf8').trim());
-    const command = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-    return command.includes('kafka.Kafka') ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-const BROKER_PID = brokerPid();
+const LOCAL_BROKER = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(
+  process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
+);
+const BROKER_PID = LOCAL_BROKER
+  ? scriptStartedBroker(
+      process.env.RANKER_SERVICES_DIR ?? join(repoRoot, '.services'),
+      Number(LOCAL_BROKER[1]),
+    )?.pid
+  : undefined;
 const brokerCpuMs = (): number => (BROKER_PID === undefined ? NaN : processCpuMs(BROKER_PID));
 const readerCpuMs = (): number => {
   const { user, system } = process.cpuUsage();

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Admin, Consumer, IHeaders, Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
+import { scriptStartedBroker } from '../support/script-broker';
 
 const BROKER_HOST = '127.0.0.1';
 const BROKER_PORT = 9092;
@@ -26,29 +27,6 @@ function pinnedKafkaVersion(): string {
   const match = /<kafka\.version>\s*([^<\s]+)\s*<\/kafka\.version>/.exec(pom);
   if (!match) throw new Error('no <kafka.version> in test/services/kafka/pom.xml');
   return match[1];
-}
-
-/** What test/services/kafka.sh recorded about the broker it started, if that broker is alive. */
-function brokerStartedByScript(): Record<string, string> | undefined {
-  let text: string;
-  try {
-    text = readFileSync(join(stateDir, 'kafka.info'), 'utf8');
-  } catch {
-    return undefined;
-  }
-  const info: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const eq = line.indexOf('=');
-    if (eq > 0) info[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-  const pid = Number(info.pid);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined;
-  }
-  return info;
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -144,9 +122,11 @@ describe('kafka round trip (kafkajs <-> real broker)', () => {
   // kafkajs cannot ask a broker for its release version (it speaks ApiVersions v0-v2, which
   // carry no version/feature info). What it can tell is the cluster id: kafka.sh formats the
   // storage with a fresh random cluster id and records it next to the version whose jars it
-  // launched, so a matching id proves the broker answering here is that one. When the broker
-  // was not started by kafka.sh (e.g. an external one), there is nothing honest to assert.
-  const started = brokerStartedByScript();
+  // launched, so a matching id proves the broker answering here is that one. The record is this
+  // checkout's, or that of the checkout whose kafka.sh started the broker running now (a fresh
+  // clone tested beside another checkout's services reuses them). When no kafka.sh started the
+  // broker (an external one), there is nothing honest to assert.
+  const started = scriptStartedBroker(stateDir, BROKER_PORT);
   (started ? it : it.skip)(
     `runs the pinned Kafka ${pinnedKafkaVersion()} started by test/services/kafka.sh`,
     async () => {
@@ -155,7 +135,7 @@ describe('kafka round trip (kafkajs <-> real broker)', () => {
         new RegExp(`kafka-libs-${pinnedKafkaVersion().replace(/\./g, '\\.')}$`),
       );
       const cluster = await admin.describeCluster();
-      expect(cluster.clusterId).toBe(started!.cluster_id);
+      expect(cluster.clusterId).toBe(started!.clusterId);
     },
   );
 
