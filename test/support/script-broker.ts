@@ -23,9 +23,16 @@ export interface ScriptBroker {
  * `port` by the record.
  */
 export function scriptStartedBroker(stateDir: string, port: number): ScriptBroker | undefined {
-  for (const dir of [stateDir, ...brokerStateDirs()]) {
+  const live = (dir: string) => {
     const broker = readRecord(dir);
-    if (broker && broker.port === port && isLiveBroker(broker.pid)) return broker;
+    return broker && broker.port === port && isLiveBroker(broker.pid) ? broker : undefined;
+  };
+  // /proc is walked only when this checkout has no live record of its own.
+  const own = live(stateDir);
+  if (own) return own;
+  for (const dir of brokerStateDirs()) {
+    const broker = live(dir);
+    if (broker) return broker;
   }
   return undefined;
 }
