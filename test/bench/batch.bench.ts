@@ -30,7 +30,7 @@ import { join, resolve } from 'node:path';
 import { BatchScorerProcess } from '../support/batch-scorer-process';
 import { processCpuMs, threadCpuSince, threadMark } from '../support/proc-stat';
 import { scriptStartedBroker } from '../support/script-broker';
-import { RankTopics, rankRequest, ReadRecord } from '../support/rank-topics';
+import { RankTopics, rankRequest, ReadRecord, TEST_BROKER } from '../support/rank-topics';
 import { RawLimit } from './raw-limit';
 import { fixed, RoundLog, roundsFromEnv, secondsFromEnv } from './rounds';
 
@@ -78,13 +78,11 @@ interface PhaseResult {
 }
 
 /**
- * The pid of the local broker the bench uses (KAFKA_BROKERS, as RankTopics reads it) when
+ * The pid of the local broker the bench uses (TEST_BROKER, RankTopics' broker) when
  * test/services/kafka.sh started it, this checkout's or another's (script-broker.ts); else
  * undefined, and the broker's CPU is not reported.
  */
-const LOCAL_BROKER = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(
-  process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
-);
+const LOCAL_BROKER = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(TEST_BROKER);
 const BROKER_PID = LOCAL_BROKER
   ? scriptStartedBroker(
       process.env.RANKER_SERVICES_DIR ?? join(repoRoot, '.services'),

@@ -16,6 +16,9 @@ import {
 } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 
+/** The broker the specs and benchmarks reach: KAFKA_BROKERS, else the local one. */
+export const TEST_BROKER = process.env.KAFKA_BROKERS ?? '127.0.0.1:9092';
+
 export interface ReadRecord {
   key: string;
   value: Buffer | null;
@@ -60,7 +63,7 @@ export class RankTopics {
     const run = `${name}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const kafka = new Kafka({
       clientId: `spec-${run}`,
-      brokers: [process.env.KAFKA_BROKERS ?? '127.0.0.1:9092'],
+      brokers: [TEST_BROKER],
       connectionTimeout: 3000,
       requestTimeout: 30_000,
       retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 2000 },
