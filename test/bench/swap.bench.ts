@@ -17,6 +17,13 @@
  * also drawn PLACEBO_DRAWS times over windows as long placed in the steady load (placebo_*, see
  * placebo-windows.ts): what the statistic reads on this machine with no swap. Prints each window, the targets with PASS/FAIL, then one JSON line; it
  * reports a miss, it does not fail on one.
+ *
+ * The npm script runs this process with `--initial-old-space-size=512 --no-memory-reducer`, so
+ * its own heap (~40 MB, growing by the answers it keeps) sees no full collection during a run.
+ * Without them it ran 3-4 a run, each ~30 ms of marking on V8's platform threads at nice 0 plus a
+ * pause: traced with `perf` (sched_switch), one took 56 ms of the two cores within 70 ms, above
+ * the ranker's model threads at nice 10, and the requests of those 70 ms waited (RESULTS.md:
+ * bench:swap, 2026-12-08). A client elsewhere would not collect on the ranker's cores.
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
@@ -268,6 +275,13 @@ function p99(sent: readonly Sent[]): number {
   return percentile(sorted, 99);
 }
 
+/** The heap flags this process runs with (see the file's comment). */
+function senderHeapFlags(): string {
+  return process.execArgv
+    .filter((a) => /^--(initial-old-space-size|no-memory-reducer)\b/.test(a))
+    .join(' ');
+}
+
 async function main(): Promise<void> {
   Logger.overrideLogger(['error']);
   if (!(RATE > 0 && RATE <= 10_000)) throw new Error(`BENCH_RATE must be 1-10000, got ${RATE}`);
@@ -276,7 +290,8 @@ async function main(): Promise<void> {
   console.log(
     `bench:swap on ${availableParallelism()} cores: ${RATE} requests/s of ${CANDIDATES} candidates, ` +
       `${ROUNDS} round(s) (a swap there and back each), ${SECONDS} s steady between swaps, ` +
-      `BUNDLES_DIR ${root} polled every ${POLL_MS} ms, ranker from ${ENTRY}`,
+      `BUNDLES_DIR ${root} polled every ${POLL_MS} ms, ranker from ${ENTRY}` +
+      `, sender's heap flags: ${senderHeapFlags() || 'none (full collections of its own may fall in the run)'}`,
   );
   let ranker: RankerProcess | undefined;
   let generator: LoadGenerator | undefined;
