@@ -20,10 +20,11 @@
  *
  * The npm script runs this process with `--initial-old-space-size=512 --no-memory-reducer`, so
  * its own heap (~40 MB, growing by the answers it keeps) sees no full collection during a run.
- * Without them it ran 3-4 in a 1-round run, each ~30 ms of marking on V8's platform threads at nice 0 plus a
- * pause: traced with `perf` (sched_switch), one took 56 ms of the two cores within 70 ms, above
- * the ranker's model threads at nice 10, and the requests of those 70 ms waited (RESULTS.md:
- * bench:swap, 2026-12-08). A client elsewhere would not collect on the ranker's cores.
+ * Without them it ran 3-4 in a 1-round run, each ~30 ms of marking on V8's platform threads at
+ * nice 0 plus a pause: traced with `perf` (sched_switch), one took 56 ms of the two cores within
+ * 70 ms, above the ranker's model threads at nice 10, and the requests of those 70 ms waited
+ * (RESULTS.md: bench:swap, 2026-12-08). A client elsewhere would not collect on the ranker's
+ * cores.
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
